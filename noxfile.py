@@ -1,0 +1,43 @@
+"""Developer sessions: ``uv run nox -s tests`` is the README's test command."""
+
+from __future__ import annotations
+
+import os
+
+import nox
+
+nox.options.default_venv_backend = "uv"
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = False
+
+PACKAGES = ["awm-core", "awm-envs", "awm-verify", "awm-synth", "awm-train", "awm-bench"]
+TEST_DEPS = ["pytest>=8.3,<10", "pytest-asyncio>=0.24,<2", "pytest-timeout>=2.3,<3"]
+
+
+def _install_workspace(session: nox.Session, *extra: str) -> None:
+    editable: list[str] = []
+    for pkg in PACKAGES:
+        editable += ["-e", f"packages/{pkg}"]
+    session.install(*editable, *TEST_DEPS, *extra)
+
+
+@nox.session(python=False if os.environ.get("AWM_NOX_NO_VENV") else None)
+def tests(session: nox.Session) -> None:
+    """Every package's tests plus the cross-package tests, in a fresh venv."""
+    _install_workspace(session)
+    session.run("pytest", *(session.posargs or []))
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff check and ruff format --check."""
+    session.install("ruff>=0.9,<1")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy (strict) on awm-core."""
+    session.install("-e", "packages/awm-core", "mypy>=1.13,<2", *TEST_DEPS)
+    session.run("mypy", "packages/awm-core/src/awm_core")

@@ -1,0 +1,107 @@
+"""The ``awm`` command: one root group; every package adds its own sub-commands.
+
+Commands come from the ``register_commands`` hook, so ``awm envs`` exists only
+where awm-envs is installed, and a third-party plugin can add ``awm mything``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from awm_core import __version__
+from awm_core.errors import AWMError
+from awm_core.plugins import get_plugins, load_plugins, pm
+from awm_core.schemas import json_schema, schema_names
+
+
+def emit_json(data: Any) -> None:
+    """Write machine-readable output: one JSON document on stdout."""
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="awm")
+def cli() -> None:
+    """awm: executable, database-backed tool-use environments for training agents."""
+
+
+@cli.command(name="plugins")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def plugins_command(as_json: bool) -> None:
+    """List installed plugins, their versions, hooks and what they register."""
+    infos = get_plugins()
+    if as_json:
+        emit_json(
+            [
+                {
+                    "name": i.name,
+                    "package": i.package,
+                    "version": i.version,
+                    "origin": i.origin,
+                    "hooks": i.hooks,
+                    "registers": i.registers,
+                }
+                for i in infos
+            ]
+        )
+        return
+    table = Table(title="awm plugins")
+    for col in ("name", "package", "version", "origin", "hooks", "registers"):
+        table.add_column(col)
+    for i in infos:
+        regs = "; ".join(f"{k}: {', '.join(v)}" for k, v in i.registers.items() if v)
+        table.add_row(i.name, i.package or "", i.version or "", i.origin, "\n".join(i.hooks), regs)
+    Console().print(table)
+
+
+@cli.command(name="schema")
+@click.argument("name", required=False)
+@click.option("--list", "list_names", is_flag=True, help="List the schema names.")
+def schema_command(name: str | None, list_names: bool) -> None:
+    """Print the versioned JSON Schema of a boundary model (task, trajectory, ...)."""
+    if list_names or name is None:
+        for n in schema_names():
+            click.echo(n)
+        return
+    emit_json(json_schema(name))
+
+
+_commands_added = False
+
+
+def build_cli() -> click.Group:
+    """Load plugins and let each add its commands; returns the root group."""
+    global _commands_added
+    load_plugins()
+    if not _commands_added:
+        _commands_added = True
+        pm.hook.register_commands(cli=cli)
+    return cli
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``awm`` script: typed errors become a one-line message, exit 2."""
+    try:
+        root = build_cli()
+        root.main(args=argv, prog_name="awm", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except AWMError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,40 @@
+"""Typed errors shared across awm packages.
+
+Every error says what went wrong and what the user can do about it, so that a
+CLI can print ``str(err)`` and stop without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class AWMError(Exception):
+    """Base class of every error awm raises on purpose."""
+
+
+class PluginError(AWMError):
+    """A plugin could not be loaded or registered something invalid."""
+
+
+class UnknownNameError(AWMError, KeyError):
+    """A name (backend, judge, reward, ...) was asked for that no plugin registered."""
+
+    def __init__(self, kind: str, name: str, known: list[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.known = sorted(known)
+        choices = ", ".join(self.known) or "none registered"
+        super().__init__(f"unknown {kind} {name!r}; known {kind}s: {choices}")
+
+    def __str__(self) -> str:  # KeyError would otherwise repr() the message
+        return str(self.args[0])
+
+
+class DuplicateNameError(PluginError):
+    """Two plugins registered the same name for the same kind of thing."""
+
+
+class SchemaNotFoundError(UnknownNameError):
+    """``awm schema NAME`` was asked for a schema that does not exist."""
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        super().__init__("schema", name, known)

@@ -1,0 +1,8 @@
+"""awm-envs: see the package README."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("awm-envs")
+except PackageNotFoundError:  # pragma: no cover
+    __version__ = "0.0.0"

@@ -1,0 +1,1 @@
+"""awm-synth's plugin: what this package contributes through the awm hooks."""

@@ -1,0 +1,1 @@
+"""awm-train's plugin: what this package contributes through the awm hooks."""

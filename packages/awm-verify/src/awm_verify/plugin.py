@@ -1,0 +1,1 @@
+"""awm-verify's plugin: what this package contributes through the awm hooks."""
