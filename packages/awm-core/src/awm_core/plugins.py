@@ -81,8 +81,9 @@ def check() -> None:
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
+        name = pm.get_name(exc.plugin) or repr(exc.plugin)
         raise PluginError(
-            f"plugin {exc.plugin!r} implements a hook awm does not define: {exc}. "
+            f"plugin {name!r} implements a hook awm does not define ({exc}). "
             "Check the spelling against awm_core.hookspecs."
         ) from exc
 

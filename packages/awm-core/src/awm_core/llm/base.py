@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,6 +14,31 @@ from awm_core.registry import collect
 
 class LLMError(AWMError):
     """The backend could not produce an answer (after its retries, if it retries)."""
+
+
+class LLMConfigError(LLMError):
+    """The backend is misconfigured (no model name, no API key, missing extra)."""
+
+
+class LLMRequestError(LLMError):
+    """The server rejected the request for a reason retrying cannot fix (400, 401, 404...)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class LLMRetriesExhaustedError(LLMError):
+    """Every attempt failed with a transient error (429, 5xx, connection, timeout)."""
+
+    def __init__(self, message: str, *, attempts: int, last_status: int | None = None) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.last_status = last_status
+
+
+class LLMOutputError(LLMError):
+    """The model answered, but not in the requested shape (JSON / structured output)."""
 
 
 class ChatResponse(BaseModel):
@@ -27,6 +53,25 @@ class ChatResponse(BaseModel):
     latency_s: float = 0.0
     model: str = ""
     finish_reason: str | None = None
+    attempts: int = Field(default=1, description="Requests it took, retries included.")
+
+
+@dataclass
+class BackendStats:
+    """Totals a backend accumulates over its lifetime (for benchmarks and cost reports)."""
+
+    calls: int = 0
+    failed_calls: int = 0
+    retries: int = 0
+    latency_s: float = 0.0
+    usage: TokenUsage = field(default_factory=TokenUsage)
+
+    def record(self, response: ChatResponse) -> None:
+        """Add one successful call."""
+        self.calls += 1
+        self.retries += response.attempts - 1
+        self.latency_s += response.latency_s
+        self.usage = self.usage + response.usage
 
 
 @runtime_checkable

@@ -1,0 +1,54 @@
+"""Typed errors of awm-envs, each with a message that says what to do next."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from awm_core.errors import AWMError
+
+
+@dataclass(frozen=True)
+class BundleProblem:
+    """One thing wrong with a bundle: which file, which field (or statement/route), and why."""
+
+    file: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.field}" if self.field else self.file
+        return f"{where}: {self.message}"
+
+
+class BundleError(AWMError):
+    """A bundle folder is not a valid environment; lists *every* problem found, not the first."""
+
+    def __init__(self, path: Path | str, problems: list[BundleProblem]) -> None:
+        self.path = Path(path)
+        self.problems = list(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(
+            f"environment bundle {self.path} has {len(self.problems)} problem(s):\n{lines}"
+        )
+
+
+class EnvironmentNotFoundError(AWMError):
+    """An environment id is neither a bundle folder nor in any registered catalog."""
+
+    def __init__(self, ref: str, known: list[str]) -> None:
+        self.ref = ref
+        self.known = sorted(known)
+        choices = ", ".join(self.known) or "none"
+        super().__init__(
+            f"no environment {ref!r}: not a bundle folder and not in any catalog "
+            f"(known ids: {choices}). Pass a folder path, --catalog DIR, or set AWM_ENV_PATH."
+        )
+
+
+class InstanceClosedError(AWMError):
+    """A closed instance (or one whose pool is gone) was used."""
+
+
+class PoolClosedError(AWMError):
+    """An :class:`~awm_envs.pool.EnvPool` or worker pool was used after ``close()``."""
