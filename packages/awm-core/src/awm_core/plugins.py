@@ -121,6 +121,8 @@ def get_plugins() -> list[PluginInfo]:
         if plugin is None:
             continue
         hooks = sorted(h.name for h in pm.get_hookcallers(plugin) or [])
+        package: str | None
+        version: str | None
         if name in _distributions:
             package, version = _distributions[name]
             origin = "entry-point"
