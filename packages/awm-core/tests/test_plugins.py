@@ -122,3 +122,20 @@ def test_awm_load_plugins_loads_only_the_listed_entry_points(run_awm, fake_dist)
     names = {p["name"] for p in json.loads(run_awm("plugins", "--json", env=env).stdout)}
     # built-in plugins of awm-core always load; entry points only when listed
     assert names == {"awm_core.builtin", "awm-halfer"}
+
+
+BROKEN_COMMANDS_PLUGIN = """
+from awm_core import hookimpl
+
+@hookimpl
+def register_commands(cli):
+    raise RuntimeError("boom")
+"""
+
+
+def test_plugin_failing_to_add_commands_is_named_not_a_traceback(run_awm, fake_dist) -> None:
+    env = fake_dist("awm-broken-cli", "awm_broken_cli", BROKEN_COMMANDS_PLUGIN)
+    out = run_awm("--help", env=env)
+    assert out.returncode == 2
+    assert "awm-broken-cli" in out.stderr and "boom" in out.stderr
+    assert "Traceback" not in out.stderr

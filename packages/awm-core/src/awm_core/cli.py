@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from awm_core import __version__
-from awm_core.errors import AWMError
+from awm_core.errors import AWMError, PluginError
 from awm_core.plugins import get_plugins, load_plugins, pm
 from awm_core.schemas import json_schema, schema_names
 
@@ -81,7 +81,15 @@ def build_cli() -> click.Group:
     load_plugins()
     if not _commands_added:
         _commands_added = True
-        pm.hook.register_commands(cli=cli)
+        # One plugin at a time, so a broken plugin is named instead of a bare traceback.
+        for impl in pm.hook.register_commands.get_hookimpls():
+            try:
+                impl.function(cli=cli)
+            except Exception as exc:
+                raise PluginError(
+                    f"plugin {impl.plugin_name!r} failed to add its commands: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
     return cli
 
 

@@ -143,3 +143,24 @@ def derive_tool_specs(app: FastAPI) -> list[ToolSpec]:
                 )
             )
     return specs
+
+
+def route_bindings(app: FastAPI) -> dict[str, tuple[str, str, frozenset[str], frozenset[str]]]:
+    """``{tool: (METHOD, path, path_params, query_params)}`` from the OpenAPI document.
+
+    Used to build a real HTTP-shaped request for routes the direct path cannot run.
+    """
+    doc = app.openapi()
+    out: dict[str, tuple[str, str, frozenset[str], frozenset[str]]] = {}
+    for path, methods in doc.get("paths", {}).items():
+        for method, op in methods.items():
+            if not isinstance(op, dict) or "operationId" not in op:
+                continue
+            params = op.get("parameters", [])
+            out[op["operationId"]] = (
+                method.upper(),
+                path,
+                frozenset(p["name"] for p in params if p.get("in") == "path"),
+                frozenset(p["name"] for p in params if p.get("in") == "query"),
+            )
+    return out

@@ -43,7 +43,9 @@ class SeedWriter:
             out.append("")
             for row in rows:
                 if len(row) != len(cols):
-                    raise ValueError(f"{table}: row {row!r} has {len(row)} values for {len(cols)} columns")
+                    raise ValueError(
+                        f"{table}: row {row!r} has {len(row)} values for {len(cols)} columns"
+                    )
                 values = ", ".join(literal(v) for v in row)
                 out.append(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({values});")
         return "\n".join(out) + "\n"

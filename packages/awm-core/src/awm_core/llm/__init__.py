@@ -1,11 +1,33 @@
-"""LLM backends: one async chat interface, many implementations chosen by name."""
+"""LLM backends: one async chat interface, many implementations chosen by name.
+
+Built in (registered by :mod:`awm_core.builtin` through the same hook as any
+plugin): ``scripted`` (replies from a list), ``openai:MODEL`` (any
+OpenAI-compatible endpoint) and ``local:smollm2`` (a real model on the CPU,
+from the ``local`` extra).
+"""
 
 from awm_core.llm.base import (
+    BackendStats,
     ChatResponse,
     LLMBackend,
+    LLMConfigError,
     LLMError,
+    LLMOutputError,
+    LLMRequestError,
+    LLMRetriesExhaustedError,
     get_backend,
     list_backends,
 )
 
-__all__ = ["ChatResponse", "LLMBackend", "LLMError", "get_backend", "list_backends"]
+__all__ = [
+    "BackendStats",
+    "ChatResponse",
+    "LLMBackend",
+    "LLMConfigError",
+    "LLMError",
+    "LLMOutputError",
+    "LLMRequestError",
+    "LLMRetriesExhaustedError",
+    "get_backend",
+    "list_backends",
+]

@@ -28,9 +28,7 @@ Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 class HTTPFailure(AWMError):
     """Raised by a handler to answer with an HTTP error status (OpenAI error body)."""
 
-    def __init__(
-        self, status: int, message: str, *, headers: dict[str, str] | None = None
-    ) -> None:
+    def __init__(self, status: int, message: str, *, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -94,9 +92,7 @@ def build_openai_app(handler: Handler, *, models: list[str]) -> "FastAPI":
                 _error_body(exc.status, exc.message), status_code=exc.status, headers=exc.headers
             )
         except Exception as exc:  # the client must see why, as a typed 500
-            return JSONResponse(
-                _error_body(500, f"{type(exc).__name__}: {exc}"), status_code=500
-            )
+            return JSONResponse(_error_body(500, f"{type(exc).__name__}: {exc}"), status_code=500)
 
     return app
 

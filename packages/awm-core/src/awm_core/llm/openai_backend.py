@@ -75,7 +75,9 @@ class OpenAIBackend:
                     "no API key for the OpenAI API: set OPENAI_API_KEY (or AWM_OPENAI_API_KEY), "
                     "or point OPENAI_BASE_URL at a local endpoint (e.g. `awm serve-llm`)"
                 )
-            key = "EMPTY"  # local servers (vLLM, awm serve-llm) ignore the key but the SDK wants one
+            key = (
+                "EMPTY"  # local servers (vLLM, awm serve-llm) ignore the key but the SDK wants one
+            )
         self._api_key = key
         self.name = f"openai:{self.model}"
         self.max_retries = max_retries

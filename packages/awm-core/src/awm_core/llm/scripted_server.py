@@ -66,6 +66,8 @@ class ScriptedOpenAIServer:
         self.model = model
         self.requests: list[dict[str, Any]] = []
         self.failures_served = 0
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most requests handled at once (tests concurrency limits)
         self._answered = 0
         self._lock = threading.Lock()
         app = build_openai_app(self._handle, models=[model])
@@ -91,7 +93,9 @@ class ScriptedOpenAIServer:
             if self.failures_served < len(self._failures):
                 status = self._failures[self.failures_served]
                 self.failures_served += 1
-                return HTTPFailure(status, f"scripted failure {self.failures_served} (HTTP {status})")
+                return HTTPFailure(
+                    status, f"scripted failure {self.failures_served} (HTTP {status})"
+                )
             if callable(self._replies):
                 reply: Reply | ReplyFn = self._replies
             else:
@@ -107,8 +111,13 @@ class ScriptedOpenAIServer:
 
     async def _handle(self, body: dict[str, Any]) -> dict[str, Any]:
         reply = self._next(body)
-        if self.latency_s:
-            await asyncio.sleep(self.latency_s)
+        self.in_flight += 1  # only the server's own event loop thread touches these
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)
+        finally:
+            self.in_flight -= 1
         if isinstance(reply, HTTPFailure):
             raise reply
         if isinstance(reply, dict) and "choices" in reply:

@@ -26,7 +26,11 @@ def json_schema_format(model: type[BaseModel], *, strict: bool = True) -> dict[s
     """``response_format`` asking for JSON that matches ``model``'s schema."""
     return {
         "type": "json_schema",
-        "json_schema": {"name": model.__name__, "schema": model.model_json_schema(), "strict": strict},
+        "json_schema": {
+            "name": model.__name__,
+            "schema": model.model_json_schema(),
+            "strict": strict,
+        },
     }
 
 

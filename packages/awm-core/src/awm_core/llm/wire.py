@@ -95,7 +95,9 @@ def message_from_openai(data: dict[str, Any]) -> Message:
             args = decode_arguments(fn.get("arguments"))
         except ValueError:
             args = {"_raw": fn.get("arguments")}
-        calls.append(ToolCall(id=raw.get("id") or f"call_{i}", name=fn.get("name", ""), arguments=args))
+        calls.append(
+            ToolCall(id=raw.get("id") or f"call_{i}", name=fn.get("name", ""), arguments=args)
+        )
     role = data.get("role", "user")
     if role == "developer":  # newer OpenAI clients send the system prompt under this name
         role = "system"
@@ -164,7 +166,9 @@ def completion_from_openai(data: dict[str, Any], *, latency_s: float = 0.0) -> C
     if think is not None:
         reasoning = "\n".join(p for p in (reasoning, think) if p)
         content = rest
-    calls = message_from_openai({"role": "assistant", "tool_calls": msg.get("tool_calls")}).tool_calls
+    calls = message_from_openai(
+        {"role": "assistant", "tool_calls": msg.get("tool_calls")}
+    ).tool_calls
     raw_usage = data.get("usage") or {}
     return ChatResponse(
         content=content,

@@ -1,0 +1,413 @@
+"""The episode loop: a policy acts in an environment through ``list_tools`` / ``call_tool``.
+
+As in the paper, the model sees two meta-tools, makes at most one call per
+turn, and a turn with no call is its final answer. Every turn passes the
+step-level format checks of :class:`StepChecks`; the first violation ends the
+episode (``Termination.FORMAT_ERROR``, a -1 reward in training) with the reason
+on the step and the trajectory. Faults that are not the agent's are kept apart:
+an environment failure ends with ``ENVIRONMENT_ERROR``, a backend that gave up
+with ``MODEL_ERROR``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+from awm_core.history import DEFAULT_WINDOW, truncate_history
+from awm_core.llm.base import ChatResponse, LLMBackend, LLMError
+from awm_core.models import (
+    Message,
+    StepRecord,
+    Task,
+    Termination,
+    TokenUsage,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Trajectory,
+)
+from awm_core.session import EnvSession
+from awm_core.toolcalls import (
+    ParseFailure,
+    ParseResult,
+    ToolCallFormat,
+    get_format,
+    repair_json,
+    validate_call,
+)
+
+LIST_TOOLS = "list_tools"
+CALL_TOOL = "call_tool"
+
+META_TOOLS: list[ToolSpec] = [
+    ToolSpec(
+        name=LIST_TOOLS,
+        description="List the tools of this environment with their JSON input schemas. "
+        "Call it once, first.",
+        input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+    ),
+    ToolSpec(
+        name=CALL_TOOL,
+        description="Call one environment tool by name with its arguments.",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "tool_name": {"type": "string", "description": "A name from list_tools."},
+                "arguments": {
+                    "type": ["object", "string"],
+                    "description": "The tool's arguments as a JSON object "
+                    "(a JSON-encoded string is accepted too).",
+                },
+            },
+            "required": ["tool_name"],
+            "additionalProperties": False,
+        },
+    ),
+]
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are an agent that completes the user's task by operating an application "
+    "through its tools. First call list_tools to learn the application's tools, then "
+    "use call_tool to run them, one call per reply. Think step by step. When the task "
+    "is done, reply without a tool call, giving the final answer the user asked for."
+)
+
+
+class Violation(StrEnum):
+    """Step-level format checks; the parser's reasons plus the episode-level rules."""
+
+    MALFORMED_JSON = ParseFailure.MALFORMED_JSON.value
+    MULTIPLE_CALLS = ParseFailure.MULTIPLE_CALLS.value
+    UNKNOWN_TOOL = ParseFailure.UNKNOWN_TOOL.value
+    INVALID_ARGUMENTS = ParseFailure.INVALID_ARGUMENTS.value
+    EMPTY_REASONING = ParseFailure.EMPTY_REASONING.value
+    LIST_TOOLS_NOT_FIRST = "list_tools_not_first"
+    LIST_TOOLS_REPEATED = "list_tools_repeated"
+    NO_SUCCESSFUL_CALL = "no_successful_call"  # a final answer before any tool worked
+    TOOL_ERROR_RESPONSE = "tool_error_response"  # a call the environment answered with an error
+
+
+@dataclass(frozen=True)
+class StepChecks:
+    """Which step-level checks end an episode early (the paper's, each switchable).
+
+    ``require_reasoning`` is off by default because many models (SmolLM2, most
+    API models) do not emit ``<think>``; turn it on for thinking models and RL.
+    ``fail_on_tool_error`` is off by default so an agent can recover from a
+    ``not_found``; the paper's training recipe turns it on.
+    """
+
+    require_reasoning: bool = False
+    list_tools_first_and_once: bool = True
+    known_tools: bool = True
+    valid_arguments: bool = True
+    success_before_answer: bool = True
+    fail_on_tool_error: bool = False
+
+    @classmethod
+    def paper(cls) -> StepChecks:
+        """Every check on, as in the paper's RL recipe."""
+        return cls(require_reasoning=True, fail_on_tool_error=True)
+
+
+class ActingPolicy(Protocol):
+    """Anything that produces the next assistant turn: a :class:`Policy`, a replay..."""
+
+    name: str
+
+    async def respond(
+        self,
+        messages: list[Message],
+        *,
+        fmt: ToolCallFormat,
+        tools: list[dict[str, Any]] | None,
+    ) -> ChatResponse:
+        """The next assistant turn for the (already truncated) ``messages``."""
+        ...
+
+
+@dataclass
+class Policy:
+    """An LLM backend plus its sampling settings."""
+
+    backend: LLMBackend
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+    @property
+    def name(self) -> str:
+        """The backend's spec (``openai:gpt-4o``)."""
+        return self.backend.name
+
+    async def respond(
+        self,
+        messages: list[Message],
+        *,
+        fmt: ToolCallFormat,
+        tools: list[dict[str, Any]] | None,
+    ) -> ChatResponse:
+        """Ask the backend; its :class:`LLMError` propagates (the loop records MODEL_ERROR)."""
+        return await self.backend.chat(
+            messages, tools=tools, temperature=self.temperature, max_tokens=self.max_tokens
+        )
+
+
+@dataclass
+class ReferencePolicy:
+    """Replays ``task.reference_solution`` through the same loop, in the episode's format.
+
+    Turn 1 calls ``list_tools``, then one ``call_tool`` per reference step, then
+    ``task.reference_answer`` as the final answer. Each turn carries a short
+    reasoning so it passes ``require_reasoning``. This is how a task is proven
+    solvable: the replay goes through the parser and every check an agent meets.
+    """
+
+    task: Task
+    name: str = "reference"
+    _turn: int = field(default=0, init=False)
+
+    async def respond(
+        self,
+        messages: list[Message],
+        *,
+        fmt: ToolCallFormat,
+        tools: list[dict[str, Any]] | None,
+    ) -> ChatResponse:
+        """The next scripted turn."""
+        steps = self.task.reference_solution or []
+        turn = self._turn
+        self._turn += 1
+        if turn == 0:
+            call = ToolCall(id="call_0", name=LIST_TOOLS, arguments={})
+            return fmt.assistant_response(call, reasoning="First, list the tools.")
+        if turn <= len(steps):
+            step = steps[turn - 1]
+            call = ToolCall(
+                id=f"call_{turn}",
+                name=CALL_TOOL,
+                arguments={"tool_name": step.tool, "arguments": step.arguments},
+            )
+            return fmt.assistant_response(call, reasoning=f"Reference step {turn}: {step.tool}.")
+        answer = self.task.reference_answer or "Done."
+        return fmt.assistant_response(None, reasoning="The task is complete.", content=answer)
+
+
+def render_result(result: ToolResult) -> str:
+    """A tool result as the text the model reads."""
+    body = result.content if isinstance(result.content, str) else _dumps(result.content)
+    if result.is_error:
+        return f"Error ({result.error_type or 'error'}): {body}"
+    return body
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _tool_listing(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+        for t in tools
+    ]
+
+
+@dataclass
+class _State:
+    """What the checks need to remember across turns."""
+
+    listed: bool = False
+    successes: int = 0
+    env_tools: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+async def run_episode(
+    policy: ActingPolicy,
+    session: EnvSession,
+    task: Task,
+    *,
+    max_steps: int = 20,
+    history_window: int | None = DEFAULT_WINDOW,
+    fmt: str | ToolCallFormat = "hermes",
+    checks: StepChecks | None = None,
+    lenient: bool = False,
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+    env_id: str = "",
+) -> Trajectory:
+    """Run one episode and return its :class:`Trajectory` (it never raises for agent faults).
+
+    ``history_window`` is the ``w`` of :func:`awm_core.history.truncate_history`
+    (``None`` keeps the whole history). ``lenient`` repairs near-miss tool calls
+    instead of ending the episode, for evaluation.
+    """
+    form = get_format(fmt)
+    checks = checks or StepChecks()
+    meta_schemas = {t.name: t.input_schema for t in META_TOOLS}
+    system = form.system_prompt(system_prompt, META_TOOLS)
+    request_tools = form.request_tools(META_TOOLS)
+    traj = Trajectory(
+        env_id=env_id or str(getattr(session, "env_id", "")),
+        task_id=task.id,
+        instruction=task.instruction,
+        messages=[
+            Message(role="system", content=system),
+            Message(role="user", content=task.instruction),
+        ],
+        started_at=datetime.now(UTC),
+        metadata={
+            "policy": policy.name,
+            "format": form.name,
+            "history_window": history_window,
+            "max_steps": max_steps,
+            "lenient": lenient,
+        },
+    )
+    state = _State()
+
+    def end(termination: Termination, reason: str | None) -> Trajectory:
+        traj.termination = termination
+        traj.termination_reason = reason
+        traj.finished_at = datetime.now(UTC)
+        traj.usage = sum((s.usage for s in traj.steps), TokenUsage())
+        return traj
+
+    for index in range(max_steps):
+        prompt = truncate_history(traj.messages, history_window)
+        started = time.perf_counter()
+        try:
+            response = await policy.respond(prompt, fmt=form, tools=request_tools)
+        except LLMError as exc:
+            return end(Termination.MODEL_ERROR, f"step {index}: {type(exc).__name__}: {exc}")
+        model_latency = response.latency_s or (time.perf_counter() - started)
+        parsed = form.parse(
+            response, meta_schemas, require_reasoning=checks.require_reasoning, lenient=lenient
+        )
+        if lenient and parsed.failure is ParseFailure.UNKNOWN_TOOL and parsed.call is not None:
+            parsed = _wrap_direct_call(parsed, state)
+        call = parsed.call
+        assistant = form.assistant_message(response, parsed)
+        if call is not None and call.id is None:
+            call = call.model_copy(update={"id": f"call_{index}"})
+            if assistant.tool_calls:
+                assistant = assistant.model_copy(update={"tool_calls": [call]})
+        step = StepRecord(
+            index=index,
+            assistant=assistant,
+            tool_call=call,
+            model_latency_s=model_latency,
+            usage=response.usage,
+        )
+        traj.steps.append(step)
+        traj.messages.append(assistant)
+
+        def violate(kind: Violation, detail: str) -> Trajectory:
+            step.violation = kind.value
+            return end(Termination.FORMAT_ERROR, f"step {index}: {kind.value}: {detail}")
+
+        if parsed.failure is ParseFailure.NO_CALL:
+            if checks.success_before_answer and state.successes == 0:
+                return violate(
+                    Violation.NO_SUCCESSFUL_CALL,
+                    "answered before list_tools and one successful call_tool",
+                )
+            traj.final_answer = parsed.content
+            return end(Termination.FINAL_ANSWER, None)
+        if parsed.failure is not None and not (
+            parsed.failure is ParseFailure.INVALID_ARGUMENTS and not checks.valid_arguments
+        ):
+            # An unknown meta-tool cannot be run at all, so it always ends the episode.
+            return violate(Violation(parsed.failure.value), parsed.detail)
+        if call is None:  # pragma: no cover - a failure without a call always returns above
+            return violate(Violation.MALFORMED_JSON, parsed.detail)
+
+        if call.name == LIST_TOOLS:
+            if state.listed and checks.list_tools_first_and_once:
+                return violate(Violation.LIST_TOOLS_REPEATED, "list_tools was already called")
+            tool_started = time.perf_counter()
+            try:
+                env_tools = await session.list_tools()
+            except Exception as exc:  # the protocol says never raise; a broken env still might
+                return end(
+                    Termination.ENVIRONMENT_ERROR, f"step {index}: list_tools raised {exc!r}"
+                )
+            state.listed = True
+            state.env_tools = {t.name: t.input_schema for t in env_tools}
+            result = ToolResult(
+                content=_tool_listing(env_tools), latency_s=time.perf_counter() - tool_started
+            )
+        else:
+            if not state.listed and checks.list_tools_first_and_once:
+                return violate(Violation.LIST_TOOLS_NOT_FIRST, "call list_tools before call_tool")
+            target, bad_json = _inner_call(call, lenient=lenient)
+            if bad_json:
+                return violate(Violation.MALFORMED_JSON, bad_json)
+            problem = validate_call(target, state.env_tools) if state.listed else None
+            if problem is not None and _checked(problem[0], checks):
+                return violate(Violation(problem[0].value), problem[1])
+            tool_started = time.perf_counter()
+            try:
+                result = await session.call_tool(target.name, target.arguments)
+            except Exception as exc:
+                return end(
+                    Termination.ENVIRONMENT_ERROR, f"step {index}: {target.name} raised {exc!r}"
+                )
+            if not result.latency_s:
+                result = result.model_copy(update={"latency_s": time.perf_counter() - tool_started})
+        step.result = result
+        traj.messages.append(form.tool_message(call, render_result(result)))
+        if result.error_type == "environment_error":
+            return end(
+                Termination.ENVIRONMENT_ERROR, f"step {index}: {render_result(result)[:300]}"
+            )
+        if result.is_error:
+            if checks.fail_on_tool_error:
+                return violate(Violation.TOOL_ERROR_RESPONSE, render_result(result)[:300])
+        elif call.name == CALL_TOOL:
+            state.successes += 1
+
+    return end(Termination.MAX_STEPS, f"no final answer within {max_steps} steps")
+
+
+def _checked(failure: ParseFailure, checks: StepChecks) -> bool:
+    if failure is ParseFailure.UNKNOWN_TOOL:
+        return checks.known_tools
+    if failure is ParseFailure.INVALID_ARGUMENTS:
+        return checks.valid_arguments
+    return True
+
+
+def _inner_call(call: ToolCall, *, lenient: bool) -> tuple[ToolCall, str]:
+    """``call_tool(tool_name, arguments)`` as the environment call it stands for.
+
+    Returns ``(call, problem)``; ``problem`` is non-empty when ``arguments`` is a
+    string that does not decode to a JSON object.
+    """
+    args: Any = call.arguments.get("arguments", {})
+    if isinstance(args, str):
+        # The upstream interface sends arguments as a JSON string; accept it as declared.
+        try:
+            args = (repair_json(args)[0] if lenient else json.loads(args)) if args.strip() else {}
+        except ValueError as exc:
+            return call, f"call_tool arguments are not JSON: {exc}"
+    if not isinstance(args, dict):
+        return call, f"call_tool arguments must be a JSON object, got {type(args).__name__}"
+    name = str(call.arguments.get("tool_name", ""))
+    return ToolCall(id=call.id, name=name, arguments=args), ""
+
+
+def _wrap_direct_call(parsed: ParseResult, state: _State) -> ParseResult:
+    """Lenient mode: a direct call of an environment tool becomes ``call_tool`` of it."""
+    call = parsed.call
+    if call is None or call.name not in state.env_tools:
+        return parsed
+    wrapped = ToolCall(
+        id=call.id, name=CALL_TOOL, arguments={"tool_name": call.name, "arguments": call.arguments}
+    )
+    return replace(
+        parsed, call=wrapped, failure=None, detail="", repairs=(*parsed.repairs, "direct_call")
+    )

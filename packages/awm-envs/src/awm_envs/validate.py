@@ -1,0 +1,503 @@
+"""Prove every task of an environment: solvable, not already solved, and not lenient.
+
+For each task, on fresh instances of the environment:
+
+(a) the verifier says *not complete* on the untouched initial database;
+(b) the reference solution replays without a tool error and the verifier then
+    says *complete* (with ``reference_answer`` as the final answer);
+(c) plausible wrong trajectories are judged *not complete*: the reference
+    solution with its last write dropped, a wrong or empty final answer for
+    answer-judged tasks (read-only and refusal tasks), "did nothing but claimed
+    success" for write tasks, and the task's hand-written ``negative_examples``.
+
+Verifiers run through :func:`awm_envs.verifiers.run_native_verifier` (trusted,
+in-process); pass ``run_verifier=`` to swap in a sandboxed runner.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+from awm_core.models import (
+    Complexity,
+    EnvironmentManifest,
+    Task,
+    ToolCallStep,
+    ToolResult,
+    complexity_for_calls,
+)
+from awm_envs.verifiers import (
+    VerifierLoadError,
+    VerifierOutcome,
+    load_verifiers,
+    run_native_verifier,
+)
+
+__all__ = [
+    "CATALOG_DIR",
+    "EnvValidation",
+    "TaskValidation",
+    "TrajectoryCheck",
+    "catalog_env_ids",
+    "resolve_env_dir",
+    "validate_catalog",
+    "validate_environment",
+]
+
+CATALOG_DIR = Path(__file__).resolve().parent / "catalog"
+
+# Wrong final answers tried on answer-judged tasks: none, empty, and a vague claim.
+WRONG_ANSWERS: tuple[str | None, ...] = (None, "", "Done.")
+
+VerifierRunner = Callable[[ModuleType, str, bytes, bytes, "str | None"], VerifierOutcome]
+
+
+class TrajectoryCheck(BaseModel):
+    """One replayed trajectory and what the verifier said about it."""
+
+    kind: str = Field(
+        description="initial | reference | dropped_last_write | wrong_answer | no_action | negative_example"
+    )
+    description: str
+    tool_errors: list[str] = Field(default_factory=list)
+    complete: bool
+    expected_complete: bool
+    verifier_error: str | None = None
+    evidence: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """The verifier gave the expected verdict and did not fail itself."""
+        return self.verifier_error is None and self.complete == self.expected_complete
+
+
+class TaskValidation(BaseModel):
+    """The validation of one task: the three properties and every trajectory behind them."""
+
+    env_id: str
+    task_id: str
+    complexity: Complexity
+    reference_calls: int
+    expects_refusal: bool = False
+    complexity_ok: bool
+    initial_not_complete: bool
+    reference_complete: bool
+    wrong_rejected: bool
+    problems: list[str] = Field(default_factory=list)
+    checks: list[TrajectoryCheck] = Field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return (
+            self.complexity_ok
+            and self.initial_not_complete
+            and self.reference_complete
+            and self.wrong_rejected
+            and not self.problems
+        )
+
+
+class EnvValidation(BaseModel):
+    """The validation of one environment: its tasks, plus problems that stop all of them."""
+
+    env_id: str
+    path: str
+    tasks: list[TaskValidation] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems and bool(self.tasks) and all(t.passed for t in self.tasks)
+
+
+# --------------------------------------------------------------------------- instances
+
+
+class _Instance(Protocol):
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult: ...
+    def snapshot(self) -> bytes: ...
+    def close(self) -> None: ...
+
+
+class _Environment(Protocol):
+    write_tools: set[str]
+
+    def instance(self) -> _Instance: ...
+
+
+class _RuntimeEnvironment:
+    """An environment served by the awm-envs runtime (``awm_envs.load_environment``)."""
+
+    def __init__(self, env: Any) -> None:
+        self._env = env
+        probe = env.instance()
+        try:
+            tools = probe.list_tools()
+        finally:
+            probe.close()
+        self.write_tools = {t.name for t in tools if (t.method or "GET").upper() != "GET"}
+
+    def instance(self) -> _Instance:
+        inst: _Instance = self._env.instance()
+        return inst
+
+
+def _open_environment(env_dir: Path) -> _Environment:
+    import awm_envs
+
+    load = getattr(awm_envs, "load_environment", None)
+    if load is not None:
+        return _RuntimeEnvironment(load(env_dir))
+    return _DirectEnvironment(env_dir)
+
+
+class _DirectInstance:
+    """Fallback when the runtime is absent: the bundle contract driven through TestClient."""
+
+    def __init__(self, env: _DirectEnvironment) -> None:
+        from sqlalchemy import create_engine
+        from sqlalchemy.pool import StaticPool
+
+        self._env = env
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        self._conn.deserialize(env.template)
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        self._engine = create_engine("sqlite://", creator=lambda: self._conn, poolclass=StaticPool)
+
+    def _session(self) -> Any:
+        from sqlalchemy.orm import Session
+
+        with Session(self._engine) as session:
+            yield session
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        route = self._env.routes.get(name)
+        if route is None:
+            return ToolResult(
+                content=f"unknown tool {name!r}", is_error=True, error_type="unknown_tool"
+            )
+        path_names = {p.name for p in route.dependant.path_params}
+        query_names = {p.name for p in route.dependant.query_params}
+        path = route.path
+        for key in path_names:
+            path = path.replace("{" + key + "}", str(arguments.get(key, "")))
+        query = {k: v for k, v in arguments.items() if k in query_names and v is not None}
+        body = {k: v for k, v in arguments.items() if k not in path_names | query_names}
+        method = next(iter(route.methods or {"GET"}))
+        self._env.app.dependency_overrides[self._env.get_db] = self._session
+        response = self._env.client.request(
+            method, path, params=query, json=body if route.dependant.body_params else None
+        )
+        try:
+            content = response.json()
+        except ValueError:
+            content = response.text
+        if response.status_code >= 400:
+            detail = content.get("detail", content) if isinstance(content, dict) else content
+            return ToolResult(content=detail, is_error=True, error_type=str(response.status_code))
+        return ToolResult(content=content)
+
+    def snapshot(self) -> bytes:
+        return self._conn.serialize()
+
+    def close(self) -> None:
+        self._engine.dispose()
+        self._conn.close()
+
+
+class _DirectEnvironment:
+    def __init__(self, env_dir: Path) -> None:
+        import importlib.util
+        import sys
+
+        from fastapi.routing import APIRoute
+        from fastapi.testclient import TestClient
+
+        conn = sqlite3.connect(":memory:")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.executescript((env_dir / "schema.sql").read_text(encoding="utf-8"))
+        conn.executescript((env_dir / "seed.sql").read_text(encoding="utf-8"))
+        self.template = conn.serialize()
+        conn.close()
+        name = f"_awm_direct_app_{abs(hash(str(env_dir.resolve())))}"
+        spec = importlib.util.spec_from_file_location(name, env_dir / "app.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        self.app = module.app
+        self.get_db = module.get_db
+        self.routes = {
+            r.operation_id: r for r in self.app.routes if isinstance(r, APIRoute) and r.operation_id
+        }
+        self.write_tools = {n for n, r in self.routes.items() if "GET" not in (r.methods or set())}
+        self.client = TestClient(self.app, raise_server_exceptions=False)
+
+    def instance(self) -> _Instance:
+        return _DirectInstance(self)
+
+
+# --------------------------------------------------------------------------- catalog
+
+
+def catalog_env_ids(catalog: Path = CATALOG_DIR) -> list[str]:
+    """Ids of the environments shipped in the catalog (folders with a manifest)."""
+    if not catalog.is_dir():
+        return []
+    return sorted(p.name for p in catalog.iterdir() if (p / "manifest.json").is_file())
+
+
+def resolve_env_dir(env: str | Path, catalog: Path = CATALOG_DIR) -> Path:
+    """A bundle folder from a catalog id or a path."""
+    path = Path(env)
+    if (path / "manifest.json").is_file():
+        return path
+    candidate = catalog / str(env)
+    if (candidate / "manifest.json").is_file():
+        return candidate
+    raise FileNotFoundError(
+        f"no environment {str(env)!r}: not a bundle folder and not in the catalog "
+        f"(catalog ids: {', '.join(catalog_env_ids(catalog)) or 'none'})"
+    )
+
+
+# --------------------------------------------------------------------------- replay
+
+
+@dataclass
+class _Replay:
+    initial: bytes
+    final: bytes
+    tool_errors: list[str]
+
+
+def _replay(env: _Environment, steps: Sequence[ToolCallStep]) -> _Replay:
+    inst = env.instance()
+    try:
+        initial = inst.snapshot()
+        errors: list[str] = []
+        for i, step in enumerate(steps):
+            result = inst.call_tool(step.tool, dict(step.arguments))
+            if result.is_error:
+                content = (
+                    result.content
+                    if isinstance(result.content, str)
+                    else json.dumps(result.content, default=str)
+                )
+                errors.append(
+                    f"step {i} {step.tool}: {result.error_type or 'error'}: {content[:300]}"
+                )
+        return _Replay(initial, inst.snapshot(), errors)
+    finally:
+        inst.close()
+
+
+def _without_last_write(
+    steps: Sequence[ToolCallStep], write_tools: set[str]
+) -> list[ToolCallStep] | None:
+    for i in range(len(steps) - 1, -1, -1):
+        if steps[i].tool in write_tools:
+            return [*steps[:i], *steps[i + 1 :]]
+    return None
+
+
+def _check(
+    runner: VerifierRunner,
+    module: ModuleType,
+    task: Task,
+    kind: str,
+    description: str,
+    replay: _Replay,
+    final_answer: str | None,
+    expected_complete: bool,
+) -> TrajectoryCheck:
+    outcome = runner(module, task.verifier or "", replay.initial, replay.final, final_answer)
+    return TrajectoryCheck(
+        kind=kind,
+        description=description,
+        tool_errors=replay.tool_errors,
+        complete=outcome.complete,
+        expected_complete=expected_complete,
+        verifier_error=outcome.error,
+        evidence=outcome.evidence,
+    )
+
+
+def validate_task(
+    env_id: str,
+    env: _Environment,
+    module: ModuleType,
+    task: Task,
+    run_verifier: VerifierRunner = run_native_verifier,
+) -> TaskValidation:
+    """Validate one task against a loaded environment and its verifier module."""
+    steps = task.reference_solution or []
+    problems: list[str] = []
+    if not task.verifier:
+        problems.append("task names no verifier")
+    if task.reference_solution is None:
+        problems.append("task has no reference_solution")
+    expected_bucket = complexity_for_calls(len(steps))
+    complexity_ok = expected_bucket == task.complexity
+    if not complexity_ok:
+        problems.append(
+            f"complexity is {task.complexity.value} but the reference solution has {len(steps)} "
+            f"calls ({expected_bucket.value})"
+        )
+    checks: list[TrajectoryCheck] = []
+
+    # (a) the untouched initial state is not already complete
+    untouched = _replay(env, [])
+    initial = _check(
+        run_verifier, module, task, "initial", "untouched initial database", untouched, None, False
+    )
+    checks.append(initial)
+
+    # (b) the reference solution solves it
+    ref = _replay(env, steps)
+    reference = _check(
+        run_verifier,
+        module,
+        task,
+        "reference",
+        "reference solution",
+        ref,
+        task.reference_answer,
+        True,
+    )
+    checks.append(reference)
+    if ref.tool_errors:
+        problems.append(f"reference solution hit tool errors: {ref.tool_errors}")
+
+    # (c) plausible wrong trajectories are rejected
+    wrong: list[TrajectoryCheck] = []
+    writes = [s for s in steps if s.tool in env.write_tools]
+    dropped = _without_last_write(steps, env.write_tools)
+    if dropped is not None:
+        wrong.append(
+            _check(
+                run_verifier,
+                module,
+                task,
+                "dropped_last_write",
+                f"reference solution without its last write ({writes[-1].tool})",
+                _replay(env, dropped),
+                task.reference_answer,
+                False,
+            )
+        )
+    answer_judged = task.expects_refusal or not writes
+    if answer_judged:
+        for answer in WRONG_ANSWERS:
+            wrong.append(
+                _check(
+                    run_verifier,
+                    module,
+                    task,
+                    "wrong_answer",
+                    f"reference calls with final answer {answer!r}",
+                    ref,
+                    answer,
+                    False,
+                )
+            )
+    else:
+        wrong.append(
+            _check(
+                run_verifier,
+                module,
+                task,
+                "no_action",
+                "no tool calls, final answer claims success",
+                untouched,
+                task.reference_answer or "Done.",
+                False,
+            )
+        )
+    for i, neg in enumerate(task.negative_examples):
+        wrong.append(
+            _check(
+                run_verifier,
+                module,
+                task,
+                "negative_example",
+                neg.description or f"negative example {i}",
+                _replay(env, neg.solution),
+                neg.final_answer,
+                False,
+            )
+        )
+    checks.extend(wrong)
+    for c in checks:
+        if c.verifier_error:
+            problems.append(f"{c.kind}: verifier error: {c.verifier_error}")
+
+    return TaskValidation(
+        env_id=env_id,
+        task_id=task.id,
+        complexity=task.complexity,
+        reference_calls=len(steps),
+        expects_refusal=task.expects_refusal,
+        complexity_ok=complexity_ok,
+        initial_not_complete=initial.ok,
+        reference_complete=reference.ok and not ref.tool_errors,
+        wrong_rejected=bool(wrong) and all(c.ok for c in wrong),
+        problems=problems,
+        checks=checks,
+    )
+
+
+def _load_tasks(env_dir: Path) -> list[Task]:
+    path = env_dir / "tasks.json"
+    if not path.is_file():
+        return []
+    return TypeAdapter(list[Task]).validate_json(path.read_bytes())
+
+
+def validate_environment(
+    env: str | Path,
+    *,
+    task_ids: Iterable[str] | None = None,
+    run_verifier: VerifierRunner = run_native_verifier,
+) -> EnvValidation:
+    """Validate every task (or the named ones) of one environment bundle or catalog id."""
+    env_dir = resolve_env_dir(env)
+    result = EnvValidation(env_id=env_dir.name, path=str(env_dir))
+    try:
+        manifest = EnvironmentManifest.model_validate_json((env_dir / "manifest.json").read_bytes())
+        result.env_id = manifest.id
+        tasks = _load_tasks(env_dir)
+        module = load_verifiers(env_dir)
+        environment = _open_environment(env_dir)
+    except (VerifierLoadError, OSError, ValueError) as exc:
+        result.problems.append(str(exc))
+        return result
+    except Exception as exc:  # the runtime's BundleError and anything app.py raises at import
+        result.problems.append(f"{type(exc).__name__}: {exc}")
+        return result
+    if not tasks:
+        result.problems.append("the bundle has no tasks (tasks.json is missing or empty)")
+    wanted = set(task_ids) if task_ids is not None else None
+    for task in tasks:
+        if wanted is not None and task.id not in wanted:
+            continue
+        result.tasks.append(validate_task(result.env_id, environment, module, task, run_verifier))
+    return result
+
+
+def validate_catalog(
+    env_ids: Iterable[str] | None = None,
+    *,
+    run_verifier: VerifierRunner = run_native_verifier,
+) -> list[EnvValidation]:
+    """Validate the named environments, or the whole catalog when none are named."""
+    ids = list(env_ids) if env_ids else catalog_env_ids()
+    return [validate_environment(e, run_verifier=run_verifier) for e in ids]

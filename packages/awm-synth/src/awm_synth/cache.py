@@ -1,0 +1,69 @@
+"""A content-addressed cache of LLM responses: a rerun costs nothing.
+
+The key is the sha256 of everything that determines an answer (backend name,
+model, messages, sampling parameters, response format); the value is the
+:class:`ChatResponse` as JSON under ``<root>/<key[:2]>/<key>.json``. Entries
+are written atomically right after the response arrives, so a run killed at
+any point loses at most the requests that were still in flight.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from awm_core.llm.base import ChatResponse
+from awm_core.models import Message
+from pydantic import ValidationError
+
+from awm_synth.atomic import atomic_write_json
+
+
+def cache_key(
+    backend: str,
+    messages: list[Message],
+    params: dict[str, Any] | None = None,
+) -> str:
+    """sha256 over a canonical JSON of the backend spec, messages and parameters."""
+    payload = {
+        "backend": backend,
+        "messages": [m.model_dump(mode="json", exclude_none=True) for m in messages],
+        "params": params or {},
+    }
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """LLM responses on disk, keyed by :func:`cache_key`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.hits = 0
+        self.misses = 0
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> ChatResponse | None:
+        """The stored response, or None (a corrupt entry counts as a miss and is rewritten later)."""
+        path = self._path(key)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            response = ChatResponse.model_validate(data["response"])
+        except (OSError, ValueError, KeyError, ValidationError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return response
+
+    def put(self, key: str, response: ChatResponse, *, meta: dict[str, Any] | None = None) -> None:
+        """Store ``response`` under ``key`` (atomic; last writer wins, both wrote the same thing)."""
+        atomic_write_json(
+            self._path(key), {"key": key, "meta": meta or {}, "response": response.model_dump(mode="json")}
+        )
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.root.glob("*/*.json")) if self.root.exists() else 0

@@ -1,0 +1,81 @@
+"""What every per-scenario stage shares: its inputs, its checkpoint record, and the loop call."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from awm_core.models import Message, Scenario
+from pydantic import BaseModel, ConfigDict, Field
+
+from awm_synth.accounting import StageStats
+from awm_synth.config import SynthConfig
+from awm_synth.correction import AttemptRecord, CheckResult, self_correct
+from awm_synth.llm import SynthLLM
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class StageRecord(BaseModel):
+    """A stage's checkpoint: the kept artifact, every attempt, usage, and whether it may ship."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stage: str
+    scenario: str
+    accepted: bool
+    artifact: dict[str, Any] | None = None
+    attempts: list[AttemptRecord] = Field(default_factory=list)
+    chosen_attempt: int = 0
+    stats: StageStats = Field(default_factory=StageStats)
+
+
+@dataclass
+class ScenarioContext:
+    """One scenario's run: the LLM door, the configuration, and the artifacts made so far."""
+
+    scenario: Scenario
+    llm: SynthLLM
+    config: SynthConfig
+    artifacts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.scenario.name
+
+
+async def corrected_stage(
+    ctx: ScenarioContext,
+    stage: str,
+    messages: list[Message],
+    parse: Callable[[str], T],
+    check: Callable[[T], CheckResult],
+    tolerance: float,
+) -> StageRecord:
+    """Run :func:`self_correct` for ``stage`` and turn the outcome into its checkpoint record."""
+    stats = StageStats()
+    started = time.perf_counter()
+    outcome = await self_correct(
+        ctx.llm,
+        stage=stage,
+        scenario=ctx.name,
+        messages=messages,
+        parse=parse,
+        check=check,
+        stats=stats,
+        tolerance=tolerance,
+        max_attempts=ctx.config.max_attempts,
+    )
+    stats.wall_s = time.perf_counter() - started
+    artifact = outcome.artifact
+    return StageRecord(
+        stage=stage,
+        scenario=ctx.name,
+        accepted=outcome.accepted,
+        artifact=artifact.model_dump(mode="json") if artifact is not None else None,
+        attempts=[a.record() for a in outcome.attempts],
+        chosen_attempt=outcome.best.number,
+        stats=stats,
+    )

@@ -1,0 +1,95 @@
+"""Benchmark: per-verification overhead of the sandbox pool; prints one JSON document.
+
+Overhead is measured with a trivial native verifier (two ``count(*)`` queries),
+so the figure is the sandbox's own cost: shipping two database images to a warm
+worker, deserializing them, hardening the connections, running the code under
+the audit policy, and returning JSON. The official ``paths`` convention adds
+writing two private file copies. In-process ``exec`` of the same verifier is
+reported as the floor the official release pays (with no containment at all).
+
+Run: ``uv run python packages/awm-verify/benchmarks/bench_sandbox.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import statistics
+import time
+
+from awm_verify.sandbox import VerifierPool
+
+NATIVE = """
+def verify_count(initial, final, final_answer):
+    a = initial.execute("SELECT count(*) FROM items").fetchone()[0]
+    b = final.execute("SELECT count(*) FROM items").fetchone()[0]
+    return {"complete": b == a + 1, "evidence": {"before": a, "after": b}}
+"""
+
+OFFICIAL = """
+import sqlite3
+def verify_task_completion(initial_db_path, final_db_path, final_answer=None):
+    a = sqlite3.connect(initial_db_path).execute("SELECT count(*) FROM items").fetchone()[0]
+    b = sqlite3.connect(final_db_path).execute("SELECT count(*) FROM items").fetchone()[0]
+    return {"result": "complete" if b == a + 1 else "others"}
+"""
+
+
+def images(rows: int) -> tuple[bytes, bytes]:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT, price REAL)")
+    conn.executemany("INSERT INTO items VALUES (?,?,?)", [(i, f"item {i}", i * 0.5) for i in range(rows)])
+    conn.commit()
+    before = conn.serialize()
+    conn.execute("INSERT INTO items VALUES (?,?,?)", (rows, "new", 1.0))
+    conn.commit()
+    return before, conn.serialize()
+
+
+def measure(fn, n: int) -> dict[str, float]:
+    for _ in range(20):
+        fn()
+    samples = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    samples.sort()
+    return {
+        "median_ms": round(statistics.median(samples) * 1e3, 3),
+        "p99_ms": round(samples[max(0, int(len(samples) * 0.99) - 1)] * 1e3, 3),
+        "n": n,
+    }
+
+
+def main() -> None:
+    before, after = images(2000)
+    out: dict[str, object] = {"benchmark": "sandbox_overhead", "image_bytes": len(before)}
+    with VerifierPool(size=1) as pool:
+        t0 = time.perf_counter()
+        pool.start()
+        out["worker_start_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+        assert pool.run(NATIVE, initial=before, final=after).complete is True
+        assert pool.run(OFFICIAL, initial=before, final=after).complete is True
+        out["native_signature"] = measure(lambda: pool.run(NATIVE, initial=before, final=after), 500)
+        out["official_paths_signature"] = measure(
+            lambda: pool.run(OFFICIAL, initial=before, final=after), 300
+        )
+
+    # The floor: the same verifier exec'd in-process with no containment (what upstream does).
+    code = compile(NATIVE, "<v>", "exec")
+
+    def in_process() -> None:
+        ns: dict[str, object] = {}
+        exec(code, ns)
+        a, b = sqlite3.connect(":memory:"), sqlite3.connect(":memory:")
+        a.deserialize(before)
+        b.deserialize(after)
+        ns["verify_count"](a, b, None)  # type: ignore[operator]
+
+    out["in_process_exec_floor"] = measure(in_process, 500)
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
