@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from awm_core.cli import build_cli
 from awm_envs.validate import TaskValidation, catalog_env_ids, validate_environment
 from awm_envs.validate_cli import validate_command
 from awm_envs.verifiers import load_verifiers, readonly_connection, run_native_verifier
@@ -156,7 +157,6 @@ TASKS = [
     ),
     _task("verifier_raises", "verify_raises", [("mark_done", {"note_id": 2})]),
     _task("wrong_bucket", "verify_note2_done", [("mark_done", {"note_id": 2})], complexity="hard"),
-    _task("missing_verifier", "verify_nothing_here", [("mark_done", {"note_id": 2})]),
 ]
 
 
@@ -251,12 +251,23 @@ def test_a_mislabelled_complexity_is_reported(notes_results: dict[str, TaskValid
     assert not task.complexity_ok and not task.passed
 
 
-def test_a_task_naming_a_missing_verifier_is_reported(
-    notes_results: dict[str, TaskValidation],
-) -> None:
-    task = notes_results["missing_verifier"]
-    assert not task.reference_complete
-    assert any("no verifier named" in p for p in task.problems)
+def test_a_task_naming_a_missing_verifier_is_reported(notes_bundle: Path) -> None:
+    tasks = json.loads((notes_bundle / "tasks.json").read_text())
+    tasks.append(_task("missing_verifier", "verify_nothing_here", [("mark_done", {"note_id": 2})]))
+    (notes_bundle / "tasks.json").write_text(json.dumps(tasks))
+    result = validate_environment(notes_bundle)
+    assert not result.passed
+    assert any("verify_nothing_here" in p for p in result.problems)
+
+
+def test_a_missing_verifier_function_fails_the_native_runner(notes_bundle: Path) -> None:
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(SCHEMA + SEED)
+    snap = conn.serialize()
+    outcome = run_native_verifier(
+        load_verifiers(notes_bundle), "verify_nothing_here", snap, snap, None
+    )
+    assert not outcome.complete and outcome.error and "no verifier named" in outcome.error
 
 
 def test_verifiers_get_read_only_connections(notes_bundle: Path) -> None:
@@ -304,7 +315,8 @@ def test_cli_rejects_an_unknown_environment() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id", catalog_env_ids())
 def test_every_catalog_task_is_proven(env_id: str) -> None:
-    result = CliRunner().invoke(validate_command, [env_id, "--json"])
+    # through the real `awm` root command, so the plugin wiring is proven too
+    result = CliRunner().invoke(build_cli(), ["envs", "validate", env_id, "--json"])
     payload = json.loads(result.output)
     failures = [
         (

@@ -33,7 +33,10 @@ def build() -> tuple[bytes, bytes]:
     n = ROWS_PER_TABLE
     conn.executemany(
         "INSERT INTO users VALUES (?,?,?,?)",
-        [(i, f"user {i}", f"u{i}@example.org", f"2025-01-{i % 28 + 1:02d}") for i in range(1, n + 1)],
+        [
+            (i, f"user {i}", f"u{i}@example.org", f"2025-01-{i % 28 + 1:02d}")
+            for i in range(1, n + 1)
+        ],
     )
     conn.executemany(
         "INSERT INTO orders VALUES (?,?,?,?,?)",

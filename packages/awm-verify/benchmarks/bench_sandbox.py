@@ -38,7 +38,9 @@ def verify_task_completion(initial_db_path, final_db_path, final_answer=None):
 def images(rows: int) -> tuple[bytes, bytes]:
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT, price REAL)")
-    conn.executemany("INSERT INTO items VALUES (?,?,?)", [(i, f"item {i}", i * 0.5) for i in range(rows)])
+    conn.executemany(
+        "INSERT INTO items VALUES (?,?,?)", [(i, f"item {i}", i * 0.5) for i in range(rows)]
+    )
     conn.commit()
     before = conn.serialize()
     conn.execute("INSERT INTO items VALUES (?,?,?)", (rows, "new", 1.0))
@@ -71,7 +73,9 @@ def main() -> None:
         out["worker_start_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
         assert pool.run(NATIVE, initial=before, final=after).complete is True
         assert pool.run(OFFICIAL, initial=before, final=after).complete is True
-        out["native_signature"] = measure(lambda: pool.run(NATIVE, initial=before, final=after), 500)
+        out["native_signature"] = measure(
+            lambda: pool.run(NATIVE, initial=before, final=after), 500
+        )
         out["official_paths_signature"] = measure(
             lambda: pool.run(OFFICIAL, initial=before, final=after), 300
         )

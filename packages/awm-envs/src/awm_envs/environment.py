@@ -15,7 +15,7 @@ from typing import Any
 
 from awm_core.models import Task, ToolSpec
 from jsonschema import Draft202012Validator
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import sessionmaker
 from sqlalchemy.pool import NullPool
 
@@ -23,24 +23,18 @@ from awm_envs.argcheck import make_validator
 from awm_envs.bundle import Bundle, load_bundle
 from awm_envs.dispatch import Plan, bound_session, build_plans
 from awm_envs.toolspecs import route_bindings
+from awm_envs.txn import CallConnection
 
 _pending = threading.local()
 
 
-def _take_pending_connection() -> sqlite3.Connection:
+def _take_pending_connection() -> CallConnection:
     """The engine's ``creator``: hand over the raw connection the new instance just opened."""
     conn = getattr(_pending, "conn", None)
     if conn is None:
         raise RuntimeError("awm engine used without an instance connection")
     _pending.conn = None
     return conn
-
-
-def _emit_begin(conn: Any) -> None:
-    # pysqlite would otherwise begin transactions lazily on its own; we want a real
-    # outer transaction per call so that a failed call rolls back even what the
-    # tool already committed (its commits become SAVEPOINT releases).
-    conn.exec_driver_sql("BEGIN")
 
 
 class Environment:
@@ -62,8 +56,7 @@ class Environment:
         self.engine: Engine = create_engine(
             "sqlite://", creator=_take_pending_connection, poolclass=NullPool
         )
-        event.listen(self.engine, "begin", _emit_begin)
-        self.sessions = sessionmaker(join_transaction_mode="create_savepoint")
+        self.sessions = sessionmaker()
         self._engine_lock = threading.Lock()
 
     @property
@@ -83,18 +76,21 @@ class Environment:
         """The initial database image every instance starts from."""
         return self.bundle.template
 
-    def open_connection(self) -> tuple[sqlite3.Connection, Any]:
-        """A fresh raw connection holding the template, and its SQLAlchemy connection."""
+    def open_connection(self) -> tuple[sqlite3.Connection, CallConnection, Any]:
+        """A fresh raw connection holding the template, its call proxy and SQLAlchemy connection."""
+        # isolation_level=None: the sqlite3 module never BEGINs on its own; CallConnection
+        # owns the transaction boundaries.
         raw = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         raw.deserialize(self.bundle.template)
         raw.execute("PRAGMA foreign_keys = ON")
+        proxy = CallConnection(raw)
         with self._engine_lock:  # the hand-over through _pending is per thread, the pool is not
-            _pending.conn = raw
+            _pending.conn = proxy
             try:
                 sa_conn = self.engine.connect()
             finally:
                 _pending.conn = None
-        return raw, sa_conn
+        return raw, proxy, sa_conn
 
     def instance(self, instance_id: str | None = None) -> Instance:
         """A new isolated in-process instance (trusted code: runs in this process)."""

@@ -42,7 +42,7 @@ class Instance:
     def __init__(self, env: Environment, instance_id: str | None = None) -> None:
         self.env = env
         self.id = instance_id or secrets.token_hex(6)
-        self._raw, self._sa = env.open_connection()
+        self._raw, self._proxy, self._sa = env.open_connection()
         self._lock = threading.Lock()
         self._alock: asyncio.Lock | None = None
         self.closed = False
@@ -151,7 +151,7 @@ class Instance:
 
     async def _execute(self, name: str, args: dict[str, Any], started: float) -> ToolResult:
         plan = self.env.plans[name]
-        trans = self._sa.begin()
+        self._proxy.begin_call()
         session = self.env.sessions(bind=self._sa)
         token = _SESSION.set(session)
         failure: ToolFailure | None = None
@@ -166,14 +166,14 @@ class Instance:
         finally:
             _SESSION.reset(token)
             try:
-                session.close()
-                if failure is None:
-                    trans.commit()
-                else:
-                    trans.rollback()
-            except Exception as exc:  # e.g. a deferred constraint failing at COMMIT
-                if trans.is_active:
-                    trans.rollback()
+                session.close()  # discards what the tool did not commit, as under uvicorn
+            except Exception as exc:
+                failure = failure or classify(name, exc)
+            try:
+                self._proxy.end_call(ok=failure is None)
+            except Exception as exc:  # e.g. a deferred foreign key failing at RELEASE
+                if self._raw.in_transaction:
+                    self._raw.execute("ROLLBACK")
                 failure = failure or classify(name, exc)
         self.calls += 1
         latency = time.perf_counter() - started

@@ -274,6 +274,7 @@ def build_http_app(
     starlette_app = server.streamable_http_app(
         streamable_http_path="/mcp",
         host=host,
+        json_response=True,  # one JSON body per request: cheaper than an SSE stream per call
         session_idle_timeout=idle_timeout,
         max_sessions=max_sessions,
     )

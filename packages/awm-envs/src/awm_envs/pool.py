@@ -26,7 +26,7 @@ class EnvPool:
 
     ``workers=0`` keeps instances in this process (trusted code, fastest);
     ``workers=W`` hosts them in W sandbox processes with per-call time and
-    memory limits; ``backend="ray"`` places those workers as Ray actors.
+    memory limits.
     """
 
     def __init__(
@@ -64,14 +64,12 @@ class EnvPool:
             self._all = [env.instance() for _ in range(self.size)]
         else:
             ref = self.env_ref.path if isinstance(self.env_ref, Environment) else self.env_ref
-            if self.backend == "ray":
-                from awm_envs.ray_backend import RayWorkerPool
-
-                self.worker_pool = RayWorkerPool(
-                    self.workers, call_timeout=self.call_timeout, memory_limit=self.memory_limit
+            if self.backend != "process":
+                raise ValueError(
+                    f"unknown backend {self.backend!r}: only 'process' is available in this version "
+                    "(the Ray backend is not implemented yet)"
                 )
-            else:
-                self.worker_pool = WorkerPool(
+            self.worker_pool = WorkerPool(
                     self.workers, call_timeout=self.call_timeout, memory_limit=self.memory_limit
                 )
             await self.worker_pool.start()

@@ -17,14 +17,13 @@ in-process); pass ``run_verifier=`` to swap in a sandboxed runner.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, Field
 
 from awm_core.models import (
     Complexity,
@@ -34,6 +33,7 @@ from awm_core.models import (
     ToolResult,
     complexity_for_calls,
 )
+from awm_envs.errors import BundleError
 from awm_envs.verifiers import (
     VerifierLoadError,
     VerifierOutcome,
@@ -127,122 +127,40 @@ class _Instance(Protocol):
     def close(self) -> None: ...
 
 
-class _Environment(Protocol):
-    write_tools: set[str]
+class _RuntimeInstance:
+    """Adapts the runtime's :class:`~awm_envs.instance.Instance` to the sync calls used here."""
 
-    def instance(self) -> _Instance: ...
+    def __init__(self, inst: Any) -> None:
+        self._inst = inst
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        result: ToolResult = self._inst.call_tool_sync(name, arguments)
+        return result
+
+    def snapshot(self) -> bytes:
+        data: bytes = self._inst.snapshot()
+        return data
+
+    def close(self) -> None:
+        self._inst.close()
 
 
 class _RuntimeEnvironment:
-    """An environment served by the awm-envs runtime (``awm_envs.load_environment``)."""
+    """An environment loaded by the awm-envs runtime, exactly as agents and trainers see it."""
 
     def __init__(self, env: Any) -> None:
         self._env = env
-        probe = env.instance()
-        try:
-            tools = probe.list_tools()
-        finally:
-            probe.close()
-        self.write_tools = {t.name for t in tools if (t.method or "GET").upper() != "GET"}
+        self.tasks: list[Task] = list(env.tasks)
+        self.write_tools = {t.name for t in env.tools if (t.method or "GET").upper() != "GET"}
 
     def instance(self) -> _Instance:
-        inst: _Instance = self._env.instance()
-        return inst
+        return _RuntimeInstance(self._env.instance())
 
 
-def _open_environment(env_dir: Path) -> _Environment:
-    import awm_envs
+def _open_environment(env_dir: Path) -> _RuntimeEnvironment:
+    from awm_envs.environment import load_environment
 
-    load = getattr(awm_envs, "load_environment", None)
-    if load is not None:
-        return _RuntimeEnvironment(load(env_dir))
-    return _DirectEnvironment(env_dir)
-
-
-class _DirectInstance:
-    """Fallback when the runtime is absent: the bundle contract driven through TestClient."""
-
-    def __init__(self, env: _DirectEnvironment) -> None:
-        from sqlalchemy import create_engine
-        from sqlalchemy.pool import StaticPool
-
-        self._env = env
-        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
-        self._conn.deserialize(env.template)
-        self._conn.execute("PRAGMA foreign_keys = ON")
-        self._engine = create_engine("sqlite://", creator=lambda: self._conn, poolclass=StaticPool)
-
-    def _session(self) -> Any:
-        from sqlalchemy.orm import Session
-
-        with Session(self._engine) as session:
-            yield session
-
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        route = self._env.routes.get(name)
-        if route is None:
-            return ToolResult(
-                content=f"unknown tool {name!r}", is_error=True, error_type="unknown_tool"
-            )
-        path_names = {p.name for p in route.dependant.path_params}
-        query_names = {p.name for p in route.dependant.query_params}
-        path = route.path
-        for key in path_names:
-            path = path.replace("{" + key + "}", str(arguments.get(key, "")))
-        query = {k: v for k, v in arguments.items() if k in query_names and v is not None}
-        body = {k: v for k, v in arguments.items() if k not in path_names | query_names}
-        method = next(iter(route.methods or {"GET"}))
-        self._env.app.dependency_overrides[self._env.get_db] = self._session
-        response = self._env.client.request(
-            method, path, params=query, json=body if route.dependant.body_params else None
-        )
-        try:
-            content = response.json()
-        except ValueError:
-            content = response.text
-        if response.status_code >= 400:
-            detail = content.get("detail", content) if isinstance(content, dict) else content
-            return ToolResult(content=detail, is_error=True, error_type=str(response.status_code))
-        return ToolResult(content=content)
-
-    def snapshot(self) -> bytes:
-        return self._conn.serialize()
-
-    def close(self) -> None:
-        self._engine.dispose()
-        self._conn.close()
-
-
-class _DirectEnvironment:
-    def __init__(self, env_dir: Path) -> None:
-        import importlib.util
-        import sys
-
-        from fastapi.routing import APIRoute
-        from fastapi.testclient import TestClient
-
-        conn = sqlite3.connect(":memory:")
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.executescript((env_dir / "schema.sql").read_text(encoding="utf-8"))
-        conn.executescript((env_dir / "seed.sql").read_text(encoding="utf-8"))
-        self.template = conn.serialize()
-        conn.close()
-        name = f"_awm_direct_app_{abs(hash(str(env_dir.resolve())))}"
-        spec = importlib.util.spec_from_file_location(name, env_dir / "app.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        self.app = module.app
-        self.get_db = module.get_db
-        self.routes = {
-            r.operation_id: r for r in self.app.routes if isinstance(r, APIRoute) and r.operation_id
-        }
-        self.write_tools = {n for n, r in self.routes.items() if "GET" not in (r.methods or set())}
-        self.client = TestClient(self.app, raise_server_exceptions=False)
-
-    def instance(self) -> _Instance:
-        return _DirectInstance(self)
+    return _RuntimeEnvironment(load_environment(env_dir))
 
 
 # --------------------------------------------------------------------------- catalog
@@ -279,7 +197,7 @@ class _Replay:
     tool_errors: list[str]
 
 
-def _replay(env: _Environment, steps: Sequence[ToolCallStep]) -> _Replay:
+def _replay(env: _RuntimeEnvironment, steps: Sequence[ToolCallStep]) -> _Replay:
     inst = env.instance()
     try:
         initial = inst.snapshot()
@@ -333,7 +251,7 @@ def _check(
 
 def validate_task(
     env_id: str,
-    env: _Environment,
+    env: _RuntimeEnvironment,
     module: ModuleType,
     task: Task,
     run_verifier: VerifierRunner = run_native_verifier,
@@ -455,13 +373,6 @@ def validate_task(
     )
 
 
-def _load_tasks(env_dir: Path) -> list[Task]:
-    path = env_dir / "tasks.json"
-    if not path.is_file():
-        return []
-    return TypeAdapter(list[Task]).validate_json(path.read_bytes())
-
-
 def validate_environment(
     env: str | Path,
     *,
@@ -474,13 +385,16 @@ def validate_environment(
     try:
         manifest = EnvironmentManifest.model_validate_json((env_dir / "manifest.json").read_bytes())
         result.env_id = manifest.id
-        tasks = _load_tasks(env_dir)
-        module = load_verifiers(env_dir)
         environment = _open_environment(env_dir)
+        tasks = environment.tasks
+        module = load_verifiers(env_dir)
     except (VerifierLoadError, OSError, ValueError) as exc:
         result.problems.append(str(exc))
         return result
-    except Exception as exc:  # the runtime's BundleError and anything app.py raises at import
+    except BundleError as exc:
+        result.problems.extend(str(p) for p in exc.problems)
+        return result
+    except Exception as exc:  # anything app.py raises at import
         result.problems.append(f"{type(exc).__name__}: {exc}")
         return result
     if not tasks:

@@ -22,11 +22,14 @@ def _mark(ok: bool) -> str:
 
 def render_table(results: list[EnvValidation], console: Console | None = None) -> None:
     """Print one row per task, plus a row per environment-level problem."""
-    console = console or Console()
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # pipes and CI logs: do not squeeze the table into 80 columns
+            console = Console(width=140)
     table = Table(title="awm envs validate")
+    table.add_column("env")
+    table.add_column("task", overflow="fold", min_width=24)
     for col in (
-        "env",
-        "task",
         "complexity",
         "calls",
         "initial not complete",
@@ -101,6 +104,7 @@ def validate_command(envs: tuple[str, ...], as_json: bool) -> None:
         sys.exit(1)
 
 
+_envs_group: click.Group | None
 try:
     from awm_envs.cli import envs as _envs_group
 except ImportError:  # the runtime's CLI is not installed in this build

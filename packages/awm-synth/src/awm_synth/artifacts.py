@@ -155,3 +155,4 @@ class VerifierModule(_Model):
 
     source: str
     solutions: dict[str, TaskSolution]
+    failed_tasks: list[str] = Field(default_factory=list, description="Tasks whose proof failed (not shipped).")

@@ -32,6 +32,7 @@ a container or seccomp jail when verifiers come from untrusted authors.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import hashlib
 import io
 import json
@@ -606,7 +607,7 @@ def _warm_up() -> None:
     statistics.median([1, 2, 3])
     statistics.mean([1.0, 2.0])
     "x".encode("idna")
-    "%s" % 1.5
+    f"{1.5}"
 
 
 def _limit_memory(limit_bytes: int) -> None:
@@ -628,10 +629,9 @@ def main() -> None:
 
     _warm_up()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    try:
+    # No /proc (not Linux): run without a memory limit rather than not at all.
+    with contextlib.suppress(OSError, ValueError):
         _limit_memory(int(config.get("memory_limit_bytes", 0)))
-    except (OSError, ValueError):
-        pass  # no /proc: run without a memory limit rather than not at all
     signal.signal(signal.SIGPROF, _on_cpu_signal)
     signal.signal(signal.SIGXCPU, _on_cpu_signal)
     sys.addaudithook(_audit)

@@ -60,7 +60,9 @@ class TableDiff(BaseModel):
 
     table: str
     status: TableStatus = "changed"
-    key: list[str] = Field(default_factory=list, description="Key columns; ['rowid'] for the fallback.")
+    key: list[str] = Field(
+        default_factory=list, description="Key columns; ['rowid'] for the fallback."
+    )
     key_kind: KeyKind = "primary_key"
     inserted: list[dict[str, Any]] = Field(default_factory=list)
     deleted: list[dict[str, Any]] = Field(default_factory=list)
@@ -190,7 +192,9 @@ def _rowid_alias(columns: list[str]) -> str | None:
     return next((a for a in ("rowid", "_rowid_", "oid") if a not in lowered), None)
 
 
-def _all_rows(conn: sqlite3.Connection, schema: str, table: str, columns: list[str]) -> list[dict[str, Any]]:
+def _all_rows(
+    conn: sqlite3.Connection, schema: str, table: str, columns: list[str]
+) -> list[dict[str, Any]]:
     cols = ", ".join(_q(c) for c in columns)
     return [
         {c: _json_value(v) for c, v in zip(columns, row, strict=True)}
@@ -225,7 +229,9 @@ def _diff_table(
     if diff.key_kind == "row":
         cols = ", ".join(_q(c) for c in common)
         for target, other, bucket in ((t_a, t_b, diff.inserted), (t_b, t_a, diff.deleted)):
-            for row in conn.execute(f"SELECT {cols} FROM {target} EXCEPT SELECT {cols} FROM {other}"):
+            for row in conn.execute(
+                f"SELECT {cols} FROM {target} EXCEPT SELECT {cols} FROM {other}"
+            ):
                 bucket.append({c: _json_value(v) for c, v in zip(common, row, strict=True)})
         return diff
 
@@ -233,7 +239,9 @@ def _diff_table(
     on = " AND ".join(f"a.{k} IS b.{k}" for k in key_exprs)
     # A row "has no partner" when the partner's rowid (or NOT NULL key column of a
     # WITHOUT ROWID table) is NULL after the LEFT JOIN.
-    marker = f"b.{key_exprs[0]}" if (before.without_rowid or diff.key_kind == "rowid") else "b.rowid"
+    marker = (
+        f"b.{key_exprs[0]}" if (before.without_rowid or diff.key_kind == "rowid") else "b.rowid"
+    )
     a_cols = [f"a.{k}" for k in key_exprs] + [f"a.{_q(c)}" for c in non_key]
     b_cols = [f"b.{_q(c)}" for c in non_key]
     differs = " OR ".join(f"a.{_q(c)} IS NOT b.{_q(c)}" for c in non_key)
@@ -381,26 +389,37 @@ def render_diff(diff: DatabaseDiff, limits: RenderLimits) -> str:
             f"; tables added: {', '.join(diff.tables_added) or 'none'}"
             f"; tables removed: {', '.join(diff.tables_removed) or 'none'}"
         )
+    blocks = ["\n".join(_render_table(t, limits)) for t in diff.tables]
     out = [header]
-    used = len(header) + 1
-    for i, t in enumerate(diff.tables):
-        block = "\n".join(_render_table(t, limits))
-        if used + len(block) + 1 > limits.max_chars:
-            rest = diff.tables[i:]
-            names = ", ".join(r.table for r in rest)
-            if len(names) > 300:
-                names = names[:300] + "…"
-            note = (
-                f"[truncated at {limits.max_chars} characters: {len(rest)} more changed "
-                f"table(s) not shown: {names}]"
-            )
-            # The first table that does not fit is still shown as far as it goes,
-            # so a single huge table never renders as nothing at all.
-            room = limits.max_chars - used - len(note) - 2
-            if i == 0 and room > 80:
-                out.append(block[:room].rsplit("\n", 1)[0])
+    used = len(header)
+    for i, block in enumerate(blocks):
+        rest = diff.tables[i + 1 :]
+        reserve = len(_cut_note(rest, limits)) + 1 if rest else 0
+        if used + 1 + len(block) + reserve <= limits.max_chars:
+            out.append(block)
+            used += 1 + len(block)
+            continue
+        # This table does not fit. Show as much of it as the budget allows (so one
+        # huge table never renders as nothing), then say what was left out.
+        shown = len(out) - 1
+        note = _cut_note(diff.tables[shown:], limits)
+        room = limits.max_chars - used - len(note) - 2
+        if room > 80:
+            partial = block[:room].rsplit("\n", 1)[0]
+            out.append(f"{partial}\n  … (rest of this table cut at {limits.max_chars} characters)")
+            note = _cut_note(diff.tables[shown + 1 :], limits) if rest else ""
+        if note:
             out.append(note)
-            break
-        out.append(block)
-        used += len(block) + 1
-    return "\n".join(out)
+        break
+    text = "\n".join(out)
+    return text if len(text) <= limits.max_chars else text[: limits.max_chars - 1] + "…"
+
+
+def _cut_note(rest: list[TableDiff], limits: RenderLimits) -> str:
+    names = ", ".join(r.table for r in rest)
+    if len(names) > 200:
+        names = names[:200] + "…"
+    return (
+        f"[truncated at {limits.max_chars} characters: {len(rest)} more changed "
+        f"table(s) not shown: {names}]"
+    )

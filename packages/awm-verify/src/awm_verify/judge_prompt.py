@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from awm_core.models import Task, Trajectory, VerdictLabel
-
 from awm_verify.diff import DatabaseDiff, RenderLimits
+from awm_verify.replay import unwrap_call
 from awm_verify.sandbox import VerifierResult
 
 LABELS = tuple(label.value for label in VerdictLabel)
@@ -82,21 +82,30 @@ def _step_lines(trajectory: Trajectory, lim: PromptLimits) -> list[str]:
         for step in trajectory.steps:
             if step.tool_call is None:
                 continue
-            call = f"{step.tool_call.name}({_json(step.tool_call.arguments, lim.max_arg_chars)})"
+            inner = unwrap_call(step.tool_call)
+            limit = lim.max_result_chars
+            if inner is None:  # list_tools: its listing is long and says nothing about the task
+                call, limit = "list_tools()", 120
+            else:
+                call = f"{inner.name}({_json(inner.arguments, lim.max_arg_chars)})"
             if step.result is None:
                 outcome = "no result"
             elif step.result.is_error:
                 kind = f" ({step.result.error_type})" if step.result.error_type else ""
-                outcome = f"ERROR{kind}: {_json(step.result.content, lim.max_result_chars)}"
+                outcome = f"ERROR{kind}: {_json(step.result.content, limit)}"
             else:
-                outcome = f"ok: {_json(step.result.content, lim.max_result_chars)}"
+                outcome = f"ok: {_json(step.result.content, limit)}"
             violation = f" [format violation: {step.violation}]" if step.violation else ""
             lines.append(f"call {call} -> {outcome}{violation}")
         return lines
     for msg in trajectory.messages:
         if msg.role == "assistant":
             for tc in msg.tool_calls:
-                lines.append(f"call {tc.name}({_json(tc.arguments, lim.max_arg_chars)})")
+                inner = unwrap_call(tc)
+                if inner is None:
+                    lines.append("call list_tools()")
+                else:
+                    lines.append(f"call {inner.name}({_json(inner.arguments, lim.max_arg_chars)})")
         elif msg.role == "tool":
             lines.append(f"  -> {_clip(msg.content, lim.max_result_chars)}")
     return lines
@@ -121,9 +130,7 @@ def render_trajectory(trajectory: Trajectory, lim: PromptLimits | None = None) -
     out = [f"{len(lines)} tool call(s); the episode ended by: {ended}"]
     out += shown or ["(no tool calls)"]
     answer = trajectory.final_answer
-    out.append(
-        "Final answer: " + (_clip(answer, lim.max_text_chars) if answer else "(none)")
-    )
+    out.append("Final answer: " + (_clip(answer, lim.max_text_chars) if answer else "(none)"))
     return "\n".join(out)
 
 

@@ -2,12 +2,14 @@
 
 Registered through the ``awm`` entry point exactly like a third party's plugin:
 the three verifier signatures, the ``code`` / ``llm`` / ``code+llm`` judges, the
-reward functions and the ``awm verify`` command group.
+reward functions and the ``awm verify`` command group. Imports happen inside
+the hooks so that loading plugins stays cheap.
 """
 
 from __future__ import annotations
 
 import click
+
 from awm_core.hookspecs import Register, hookimpl
 
 
@@ -17,3 +19,27 @@ def register_verifiers(register: Register) -> None:
 
     for adapter in BUILTIN_ADAPTERS:
         register(adapter.name, adapter)
+
+
+@hookimpl
+def register_judges(register: Register) -> None:
+    from awm_verify.judge import CodeAugmentedJudge, CodeJudge, LLMJudge
+
+    register("code", CodeJudge)
+    register("llm", LLMJudge)
+    register("code+llm", CodeAugmentedJudge)
+
+
+@hookimpl
+def register_reward_functions(register: Register) -> None:
+    from awm_verify.rewards import BUILTIN_REWARDS
+
+    for name, fn in BUILTIN_REWARDS.items():
+        register(name, fn)
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    from awm_verify.cli import verify_group
+
+    cli.add_command(verify_group)

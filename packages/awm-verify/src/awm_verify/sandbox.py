@@ -20,6 +20,7 @@ a crash, and after ``max_jobs_per_worker`` jobs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -38,9 +39,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from awm_core.errors import AWMError
 from pydantic import BaseModel, ConfigDict, Field
 
+from awm_core.errors import AWMError
 from awm_verify.signatures import (
     BadVerifierOutput,
     DetectedVerifier,
@@ -265,10 +266,8 @@ class VerifierPool:
         self.close()
 
     def __del__(self) -> None:  # pragma: no cover - best effort at interpreter exit
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass
 
     def _spawn(self) -> _Worker:
         w = _Worker(self.limits, self.debug)
@@ -334,17 +333,17 @@ class VerifierPool:
             reply = self._exchange(header, blobs, lim.wall_s)
         finally:
             for p in paths:
-                try:
+                with contextlib.suppress(FileNotFoundError):
                     os.unlink(p)
-                except FileNotFoundError:
-                    pass
         return self._result(found, reply, time.perf_counter() - started)
 
     async def arun(self, source: str, **kwargs: Any) -> VerifierResult:
         """``run`` on a worker thread, for asyncio callers."""
         return await asyncio.to_thread(self.run, source, **kwargs)
 
-    def _exchange(self, header: dict[str, Any], blobs: list[bytes], wall_s: float) -> dict[str, Any]:
+    def _exchange(
+        self, header: dict[str, Any], blobs: list[bytes], wall_s: float
+    ) -> dict[str, Any]:
         w = self._idle.get()
         try:
             if w is None or not w.alive():
@@ -380,7 +379,9 @@ class VerifierPool:
         finally:
             self._idle.put(w)
 
-    def _result(self, found: DetectedVerifier, reply: dict[str, Any], elapsed: float) -> VerifierResult:
+    def _result(
+        self, found: DetectedVerifier, reply: dict[str, Any], elapsed: float
+    ) -> VerifierResult:
         base = VerifierResult(
             function=found.function,
             signature=found.adapter.name,

@@ -42,7 +42,7 @@ def build_backend_app(backend: LLMBackend, *, model_name: str | None = None) -> 
             raise HTTPFailure(400, str(exc)) from exc
         except LLMError as exc:
             raise HTTPFailure(502, str(exc)) from exc
-        return completion_to_openai(response, model=served)
+        return completion_to_openai(response.model_copy(update={"model": served}), model=served)
 
     return build_openai_app(handle, models=[served])
 

@@ -71,16 +71,18 @@ def check_verifiers(
     try:
         verifiers = import_source(module.source, "verifiers")
     except AppLoadError as exc:
-        return CheckResult.fatal_error("verifier_import_error", exc.message.replace("verifiers.py", "verifiers.py", 1))
+        return CheckResult.fatal_error("verifier_import_error", exc.message)
     try:
         harness = AppHarness(code.source, template).start()
     except AppLoadError as exc:  # the code stage proved it starts; this guards against drift
         return CheckResult.fatal_error(exc.cause, exc.message)
     result = CheckResult(total=len(tasks.tasks))
+    module.failed_tasks = []
     try:
         for task in tasks.tasks:
             problems = _prove(task.id, module.solutions.get(task.id), verifiers, harness, template)
             if problems:
+                module.failed_tasks.append(task.id)
                 result.failed += 1
                 for cause, message in problems:
                     result.causes.append(cause)

@@ -269,7 +269,9 @@ class CartAddIn(BaseModel):
 
 class CartUpdateIn(BaseModel):
     product_id: int
-    quantity: int = Field(ge=1, le=20, description="New quantity; use remove_from_cart to remove a line")
+    quantity: int = Field(
+        ge=1, le=20, description="New quantity; use remove_from_cart to remove a line"
+    )
 
 
 class WishlistLineOut(BaseModel):
@@ -372,10 +374,6 @@ class OrderPage(BaseModel):
     next_cursor: str | None
 
 
-class CancelIn(BaseModel):
-    reason: str = Field(default="Cancelled by customer", max_length=200)
-
-
 class OrderAddressIn(BaseModel):
     address_id: int
 
@@ -411,7 +409,9 @@ def _parse_cursor(cursor: str | None) -> int:
     if cursor is None or cursor == "":
         return 0
     if not cursor.isdigit():
-        raise HTTPException(400, f"Invalid cursor {cursor!r}: pass the next_cursor value from the previous page.")
+        raise HTTPException(
+            400, f"Invalid cursor {cursor!r}: pass the next_cursor value from the previous page."
+        )
     return int(cursor)
 
 
@@ -445,22 +445,31 @@ def _product_out(p: Product, cats: dict[int, str]) -> ProductOut:
 def _get_product(db: Session, product_id: int) -> Product:
     product = db.get(Product, product_id)
     if product is None:
-        raise HTTPException(404, f"Product {product_id} not found. Use search_products to find product ids.")
+        raise HTTPException(
+            404, f"Product {product_id} not found. Use search_products to find product ids."
+        )
     return product
 
 
 def _my_order(db: Session, order_id: int) -> Order:
     order = db.get(Order, order_id)
     if order is None or order.user_id != CURRENT_USER_ID:
-        raise HTTPException(404, f"Order {order_id} not found among your orders. Use list_my_orders to see them.")
+        raise HTTPException(
+            404, f"Order {order_id} not found among your orders. Use list_my_orders to see them."
+        )
     return order
 
 
 def _my_address(db: Session, address_id: int) -> Address:
     address = db.get(Address, address_id)
     if address is None or address.user_id != CURRENT_USER_ID:
-        valid = [a.address_id for a in db.scalars(select(Address).where(Address.user_id == CURRENT_USER_ID))]
-        raise HTTPException(404, f"Address {address_id} is not one of your addresses; your address ids: {valid}.")
+        valid = [
+            a.address_id
+            for a in db.scalars(select(Address).where(Address.user_id == CURRENT_USER_ID))
+        ]
+        raise HTTPException(
+            404, f"Address {address_id} is not one of your addresses; your address ids: {valid}."
+        )
     return address
 
 
@@ -474,7 +483,11 @@ def _returned_qty(db: Session, order_item_id: int) -> int:
 
 
 def _order_summary(db: Session, o: Order) -> OrderSummaryOut:
-    count = db.scalar(select(func.coalesce(func.sum(OrderItem.quantity), 0)).where(OrderItem.order_id == o.order_id))
+    count = db.scalar(
+        select(func.coalesce(func.sum(OrderItem.quantity), 0)).where(
+            OrderItem.order_id == o.order_id
+        )
+    )
     return OrderSummaryOut(
         order_id=o.order_id,
         status=o.status,
@@ -489,7 +502,9 @@ def _order_summary(db: Session, o: Order) -> OrderSummaryOut:
 
 def _order_out(db: Session, o: Order) -> OrderOut:
     lines = []
-    for item in db.scalars(select(OrderItem).where(OrderItem.order_id == o.order_id).order_by(OrderItem.order_item_id)):
+    for item in db.scalars(
+        select(OrderItem).where(OrderItem.order_id == o.order_id).order_by(OrderItem.order_item_id)
+    ):
         product = db.get(Product, item.product_id)
         lines.append(
             OrderLineOut(
@@ -546,7 +561,11 @@ def _review_out(db: Session, r: Review) -> ReviewOut:
 
 def _cart_lines(db: Session) -> list[CartItem]:
     return list(
-        db.scalars(select(CartItem).where(CartItem.user_id == CURRENT_USER_ID).order_by(CartItem.cart_item_id))
+        db.scalars(
+            select(CartItem)
+            .where(CartItem.user_id == CURRENT_USER_ID)
+            .order_by(CartItem.cart_item_id)
+        )
     )
 
 
@@ -565,15 +584,22 @@ def get_my_profile(db: Session = Depends(get_db)) -> ProfileOut:
     user = db.get(User, CURRENT_USER_ID)
     if user is None:
         raise HTTPException(500, "The logged-in user is missing from the database.")
-    return ProfileOut(user_id=user.user_id, name=user.name, email=user.email, member_since=user.created_at)
+    return ProfileOut(
+        user_id=user.user_id, name=user.name, email=user.email, member_since=user.created_at
+    )
 
 
 @app.get("/addresses", operation_id="list_addresses", response_model=AddressList)
 def list_addresses(db: Session = Depends(get_db)) -> AddressList:
     """Your saved shipping addresses."""
-    rows = db.scalars(select(Address).where(Address.user_id == CURRENT_USER_ID).order_by(Address.address_id))
+    rows = db.scalars(
+        select(Address).where(Address.user_id == CURRENT_USER_ID).order_by(Address.address_id)
+    )
     items = [
-        AddressOut(**{k: getattr(a, k) for k in AddressOut.model_fields if k != "is_default"}, is_default=bool(a.is_default))
+        AddressOut(
+            **{k: getattr(a, k) for k in AddressOut.model_fields if k != "is_default"},
+            is_default=bool(a.is_default),
+        )
         for a in rows
     ]
     return AddressList(items=items, total=len(items))
@@ -584,7 +610,9 @@ def add_address(body: AddressIn, db: Session = Depends(get_db)) -> AddressOut:
     """Save a new shipping address; optionally make it the default."""
     mine = list(db.scalars(select(Address).where(Address.user_id == CURRENT_USER_ID)))
     if any(a.label.lower() == body.label.strip().lower() for a in mine):
-        raise HTTPException(409, f"You already have an address labelled {body.label!r}; choose another label.")
+        raise HTTPException(
+            409, f"You already have an address labelled {body.label!r}; choose another label."
+        )
     if body.make_default:
         for a in mine:
             a.is_default = 0
@@ -606,7 +634,9 @@ def add_address(body: AddressIn, db: Session = Depends(get_db)) -> AddressOut:
     )
 
 
-@app.post("/addresses/{address_id}/default", operation_id="set_default_address", response_model=AddressOut)
+@app.post(
+    "/addresses/{address_id}/default", operation_id="set_default_address", response_model=AddressOut
+)
 def set_default_address(address_id: int, db: Session = Depends(get_db)) -> AddressOut:
     """Make one of your addresses the default shipping address."""
     address = _my_address(db, address_id)
@@ -614,7 +644,8 @@ def set_default_address(address_id: int, db: Session = Depends(get_db)) -> Addre
         a.is_default = 1 if a.address_id == address_id else 0
     db.commit()
     return AddressOut(
-        **{k: getattr(address, k) for k in AddressOut.model_fields if k != "is_default"}, is_default=True
+        **{k: getattr(address, k) for k in AddressOut.model_fields if k != "is_default"},
+        is_default=True,
     )
 
 
@@ -633,7 +664,9 @@ def list_categories(db: Session = Depends(get_db)) -> CategoryList:
 
 @app.get("/products", operation_id="search_products", response_model=ProductPage)
 def search_products(
-    query: str | None = Query(default=None, description="Case-insensitive match on name, brand or SKU"),
+    query: str | None = Query(
+        default=None, description="Case-insensitive match on name, brand or SKU"
+    ),
     category_id: int | None = Query(default=None, description="Includes sub-categories"),
     min_price_cents: int | None = Query(default=None, ge=0),
     max_price_cents: int | None = Query(default=None, ge=0),
@@ -650,12 +683,16 @@ def search_products(
     if query:
         like = f"%{query.strip().lower()}%"
         stmt = stmt.where(
-            func.lower(Product.name).like(like) | func.lower(Product.brand).like(like) | func.lower(Product.sku).like(like)
+            func.lower(Product.name).like(like)
+            | func.lower(Product.brand).like(like)
+            | func.lower(Product.sku).like(like)
         )
     if category_id is not None:
         cats = list(db.scalars(select(Category)))
         if all(c.category_id != category_id for c in cats):
-            raise HTTPException(404, f"Category {category_id} not found. Use list_categories for valid ids.")
+            raise HTTPException(
+                404, f"Category {category_id} not found. Use list_categories for valid ids."
+            )
         ids = {category_id} | {c.category_id for c in cats if c.parent_id == category_id}
         stmt = stmt.where(Product.category_id.in_(ids))
     if min_price_cents is not None:
@@ -676,7 +713,9 @@ def search_products(
     rows = db.scalars(stmt.order_by(*order).offset(offset).limit(limit))
     names = _category_names(db)
     return ProductPage(
-        items=[_product_out(p, names) for p in rows], total=total, next_cursor=_next_cursor(offset, limit, total)
+        items=[_product_out(p, names) for p in rows],
+        total=total,
+        next_cursor=_next_cursor(offset, limit, total),
     )
 
 
@@ -685,7 +724,9 @@ def get_product(product_id: int, db: Session = Depends(get_db)) -> ProductDetail
     """Full details of one product, with its average rating and review count."""
     p = _get_product(db, product_id)
     avg, count = db.execute(
-        select(func.avg(Review.rating), func.count(Review.review_id)).where(Review.product_id == product_id)
+        select(func.avg(Review.rating), func.count(Review.review_id)).where(
+            Review.product_id == product_id
+        )
     ).one()
     base = _product_out(p, _category_names(db))
     return ProductDetailOut(
@@ -696,7 +737,9 @@ def get_product(product_id: int, db: Session = Depends(get_db)) -> ProductDetail
     )
 
 
-@app.get("/products/{product_id}/reviews", operation_id="list_product_reviews", response_model=ReviewPage)
+@app.get(
+    "/products/{product_id}/reviews", operation_id="list_product_reviews", response_model=ReviewPage
+)
 def list_product_reviews(
     product_id: int,
     limit: int = Query(default=10, ge=1, le=MAX_PAGE),
@@ -708,8 +751,14 @@ def list_product_reviews(
     offset = _parse_cursor(cursor)
     stmt = select(Review).where(Review.product_id == product_id)
     total = db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = db.scalars(stmt.order_by(Review.created_at.desc(), Review.review_id.desc()).offset(offset).limit(limit))
-    return ReviewPage(items=[_review_out(db, r) for r in rows], total=total, next_cursor=_next_cursor(offset, limit, total))
+    rows = db.scalars(
+        stmt.order_by(Review.created_at.desc(), Review.review_id.desc()).offset(offset).limit(limit)
+    )
+    return ReviewPage(
+        items=[_review_out(db, r) for r in rows],
+        total=total,
+        next_cursor=_next_cursor(offset, limit, total),
+    )
 
 
 # --------------------------------------------------------------------------- tools: reviews
@@ -717,14 +766,22 @@ def list_product_reviews(
 
 @app.get("/me/reviews", operation_id="list_my_reviews", response_model=ReviewPage)
 def list_my_reviews(
-    limit: int = Query(default=10, ge=1, le=MAX_PAGE), cursor: str | None = None, db: Session = Depends(get_db)
+    limit: int = Query(default=10, ge=1, le=MAX_PAGE),
+    cursor: str | None = None,
+    db: Session = Depends(get_db),
 ) -> ReviewPage:
     """Reviews you have written, newest first; paginated."""
     offset = _parse_cursor(cursor)
     stmt = select(Review).where(Review.user_id == CURRENT_USER_ID)
     total = db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = db.scalars(stmt.order_by(Review.created_at.desc(), Review.review_id.desc()).offset(offset).limit(limit))
-    return ReviewPage(items=[_review_out(db, r) for r in rows], total=total, next_cursor=_next_cursor(offset, limit, total))
+    rows = db.scalars(
+        stmt.order_by(Review.created_at.desc(), Review.review_id.desc()).offset(offset).limit(limit)
+    )
+    return ReviewPage(
+        items=[_review_out(db, r) for r in rows],
+        total=total,
+        next_cursor=_next_cursor(offset, limit, total),
+    )
 
 
 @app.post("/reviews", operation_id="create_review", response_model=ReviewOut)
@@ -735,16 +792,26 @@ def create_review(body: ReviewIn, db: Session = Depends(get_db)) -> ReviewOut:
         select(func.count())
         .select_from(OrderItem)
         .join(Order, Order.order_id == OrderItem.order_id)
-        .where(Order.user_id == CURRENT_USER_ID, Order.status == "delivered", OrderItem.product_id == product.product_id)
+        .where(
+            Order.user_id == CURRENT_USER_ID,
+            Order.status == "delivered",
+            OrderItem.product_id == product.product_id,
+        )
     )
     if not delivered:
         raise HTTPException(
-            403, f"You can only review products delivered to you; product {product.product_id} is on none of your delivered orders."
+            403,
+            f"You can only review products delivered to you; product {product.product_id} is on none of your delivered orders.",
         )
-    existing = db.scalar(select(Review).where(Review.user_id == CURRENT_USER_ID, Review.product_id == product.product_id))
+    existing = db.scalar(
+        select(Review).where(
+            Review.user_id == CURRENT_USER_ID, Review.product_id == product.product_id
+        )
+    )
     if existing is not None:
         raise HTTPException(
-            409, f"You already reviewed product {product.product_id} (review {existing.review_id}); delete it with delete_my_review first."
+            409,
+            f"You already reviewed product {product.product_id} (review {existing.review_id}); delete it with delete_my_review first.",
         )
     review = Review(
         product_id=product.product_id,
@@ -764,9 +831,14 @@ def delete_my_review(review_id: int, db: Session = Depends(get_db)) -> ReviewOut
     """Delete one of your own reviews."""
     review = db.get(Review, review_id)
     if review is None:
-        raise HTTPException(404, f"Review {review_id} not found. Use list_my_reviews to see your reviews.")
+        raise HTTPException(
+            404, f"Review {review_id} not found. Use list_my_reviews to see your reviews."
+        )
     if review.user_id != CURRENT_USER_ID:
-        raise HTTPException(403, f"Review {review_id} was written by another customer; you can only delete your own.")
+        raise HTTPException(
+            403,
+            f"Review {review_id} was written by another customer; you can only delete your own.",
+        )
     out = _review_out(db, review)
     db.delete(review)
     db.commit()
@@ -792,15 +864,20 @@ def _cart_out(db: Session) -> CartOut:
                 in_stock=p.stock,
             )
         )
-    return CartOut(items=lines, total=len(lines), subtotal_cents=sum(x.line_total_cents for x in lines))
+    return CartOut(
+        items=lines, total=len(lines), subtotal_cents=sum(x.line_total_cents for x in lines)
+    )
 
 
 def _check_buyable(p: Product, quantity: int) -> None:
     if not p.is_active:
-        raise HTTPException(409, f"Product {p.product_id} ({p.name}) is discontinued and cannot be bought.")
+        raise HTTPException(
+            409, f"Product {p.product_id} ({p.name}) is discontinued and cannot be bought."
+        )
     if p.stock < quantity:
         raise HTTPException(
-            409, f"Only {p.stock} of product {p.product_id} ({p.name}) in stock; you asked for {quantity}."
+            409,
+            f"Only {p.stock} of product {p.product_id} ({p.name}) in stock; you asked for {quantity}.",
         )
 
 
@@ -814,13 +891,24 @@ def get_cart(db: Session = Depends(get_db)) -> CartOut:
 def add_to_cart(body: CartAddIn, db: Session = Depends(get_db)) -> CartOut:
     """Add a product to your cart (adds to the quantity if it is already there)."""
     p = _get_product(db, body.product_id)
-    line = db.scalar(select(CartItem).where(CartItem.user_id == CURRENT_USER_ID, CartItem.product_id == p.product_id))
+    line = db.scalar(
+        select(CartItem).where(
+            CartItem.user_id == CURRENT_USER_ID, CartItem.product_id == p.product_id
+        )
+    )
     new_qty = body.quantity + (line.quantity if line else 0)
     _check_buyable(p, new_qty)
     if line:
         line.quantity = new_qty
     else:
-        db.add(CartItem(user_id=CURRENT_USER_ID, product_id=p.product_id, quantity=new_qty, added_at=REFERENCE_TIME))
+        db.add(
+            CartItem(
+                user_id=CURRENT_USER_ID,
+                product_id=p.product_id,
+                quantity=new_qty,
+                added_at=REFERENCE_TIME,
+            )
+        )
     db.commit()
     return _cart_out(db)
 
@@ -828,10 +916,17 @@ def add_to_cart(body: CartAddIn, db: Session = Depends(get_db)) -> CartOut:
 @app.patch("/cart", operation_id="update_cart_item", response_model=CartOut)
 def update_cart_item(body: CartUpdateIn, db: Session = Depends(get_db)) -> CartOut:
     """Set the quantity of a product already in your cart."""
-    line = db.scalar(select(CartItem).where(CartItem.user_id == CURRENT_USER_ID, CartItem.product_id == body.product_id))
+    line = db.scalar(
+        select(CartItem).where(
+            CartItem.user_id == CURRENT_USER_ID, CartItem.product_id == body.product_id
+        )
+    )
     if line is None:
         in_cart = [c.product_id for c in _cart_lines(db)]
-        raise HTTPException(404, f"Product {body.product_id} is not in your cart (cart product ids: {in_cart}); use add_to_cart.")
+        raise HTTPException(
+            404,
+            f"Product {body.product_id} is not in your cart (cart product ids: {in_cart}); use add_to_cart.",
+        )
     _check_buyable(db.get(Product, body.product_id), body.quantity)
     line.quantity = body.quantity
     db.commit()
@@ -841,10 +936,16 @@ def update_cart_item(body: CartUpdateIn, db: Session = Depends(get_db)) -> CartO
 @app.delete("/cart/{product_id}", operation_id="remove_from_cart", response_model=CartOut)
 def remove_from_cart(product_id: int, db: Session = Depends(get_db)) -> CartOut:
     """Remove a product from your cart."""
-    line = db.scalar(select(CartItem).where(CartItem.user_id == CURRENT_USER_ID, CartItem.product_id == product_id))
+    line = db.scalar(
+        select(CartItem).where(
+            CartItem.user_id == CURRENT_USER_ID, CartItem.product_id == product_id
+        )
+    )
     if line is None:
         in_cart = [c.product_id for c in _cart_lines(db)]
-        raise HTTPException(404, f"Product {product_id} is not in your cart (cart product ids: {in_cart}).")
+        raise HTTPException(
+            404, f"Product {product_id} is not in your cart (cart product ids: {in_cart})."
+        )
     db.delete(line)
     db.commit()
     return _cart_out(db)
@@ -856,7 +957,9 @@ def remove_from_cart(product_id: int, db: Session = Depends(get_db)) -> CartOut:
 def _wishlist_out(db: Session) -> WishlistOut:
     items = []
     rows = db.scalars(
-        select(WishlistItem).where(WishlistItem.user_id == CURRENT_USER_ID).order_by(WishlistItem.wishlist_item_id)
+        select(WishlistItem)
+        .where(WishlistItem.user_id == CURRENT_USER_ID)
+        .order_by(WishlistItem.wishlist_item_id)
     )
     for w in rows:
         p = db.get(Product, w.product_id)
@@ -886,7 +989,9 @@ def add_to_wishlist(body: WishlistAddIn, db: Session = Depends(get_db)) -> Wishl
     """Save a product to your wishlist."""
     p = _get_product(db, body.product_id)
     exists = db.scalar(
-        select(WishlistItem).where(WishlistItem.user_id == CURRENT_USER_ID, WishlistItem.product_id == p.product_id)
+        select(WishlistItem).where(
+            WishlistItem.user_id == CURRENT_USER_ID, WishlistItem.product_id == p.product_id
+        )
     )
     if exists:
         raise HTTPException(409, f"Product {p.product_id} ({p.name}) is already on your wishlist.")
@@ -895,13 +1000,21 @@ def add_to_wishlist(body: WishlistAddIn, db: Session = Depends(get_db)) -> Wishl
     return _wishlist_out(db)
 
 
-@app.delete("/wishlist/{product_id}", operation_id="remove_from_wishlist", response_model=WishlistOut)
+@app.delete(
+    "/wishlist/{product_id}", operation_id="remove_from_wishlist", response_model=WishlistOut
+)
 def remove_from_wishlist(product_id: int, db: Session = Depends(get_db)) -> WishlistOut:
     """Remove a product from your wishlist."""
-    w = db.scalar(select(WishlistItem).where(WishlistItem.user_id == CURRENT_USER_ID, WishlistItem.product_id == product_id))
+    w = db.scalar(
+        select(WishlistItem).where(
+            WishlistItem.user_id == CURRENT_USER_ID, WishlistItem.product_id == product_id
+        )
+    )
     if w is None:
         ids = [x.product_id for x in _wishlist_out(db).items]
-        raise HTTPException(404, f"Product {product_id} is not on your wishlist (wishlist product ids: {ids}).")
+        raise HTTPException(
+            404, f"Product {product_id} is not on your wishlist (wishlist product ids: {ids})."
+        )
     db.delete(w)
     db.commit()
     return _wishlist_out(db)
@@ -947,7 +1060,8 @@ def checkout(body: CheckoutIn, db: Session = Depends(get_db)) -> OrderOut:
         missing = wanted - {c.product_id for c in lines}
         if missing:
             raise HTTPException(
-                404, f"Products {sorted(missing)} are not in your cart (cart product ids: {[c.product_id for c in lines]})."
+                404,
+                f"Products {sorted(missing)} are not in your cart (cart product ids: {[c.product_id for c in lines]}).",
             )
         lines = [c for c in lines if c.product_id in wanted]
     subtotal = 0
@@ -958,9 +1072,14 @@ def checkout(body: CheckoutIn, db: Session = Depends(get_db)) -> OrderOut:
     coupon = None
     discount = 0
     if body.coupon_code:
-        coupon = db.scalar(select(Coupon).where(func.upper(Coupon.code) == body.coupon_code.strip().upper()))
+        coupon = db.scalar(
+            select(Coupon).where(func.upper(Coupon.code) == body.coupon_code.strip().upper())
+        )
         if coupon is None:
-            raise HTTPException(404, f"No coupon with code {body.coupon_code!r}; check out without coupon_code or use a valid one.")
+            raise HTTPException(
+                404,
+                f"No coupon with code {body.coupon_code!r}; check out without coupon_code or use a valid one.",
+            )
         problem = _coupon_problem(coupon, subtotal)
         if problem:
             raise HTTPException(409, f"Coupon {coupon.code} cannot be used: {problem}.")
@@ -980,7 +1099,14 @@ def checkout(body: CheckoutIn, db: Session = Depends(get_db)) -> OrderOut:
     db.flush()
     for c in lines:
         p = db.get(Product, c.product_id)
-        db.add(OrderItem(order_id=order.order_id, product_id=p.product_id, quantity=c.quantity, unit_price_cents=p.price_cents))
+        db.add(
+            OrderItem(
+                order_id=order.order_id,
+                product_id=p.product_id,
+                quantity=c.quantity,
+                unit_price_cents=p.price_cents,
+            )
+        )
         p.stock -= c.quantity
         db.delete(c)
     db.commit()
@@ -1003,8 +1129,14 @@ def list_my_orders(
     if status:
         stmt = stmt.where(Order.status == status)
     total = db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = db.scalars(stmt.order_by(Order.created_at.desc(), Order.order_id.desc()).offset(offset).limit(limit))
-    return OrderPage(items=[_order_summary(db, o) for o in rows], total=total, next_cursor=_next_cursor(offset, limit, total))
+    rows = db.scalars(
+        stmt.order_by(Order.created_at.desc(), Order.order_id.desc()).offset(offset).limit(limit)
+    )
+    return OrderPage(
+        items=[_order_summary(db, o) for o in rows],
+        total=total,
+        next_cursor=_next_cursor(offset, limit, total),
+    )
 
 
 @app.get("/orders/{order_id}", operation_id="get_order", response_model=OrderOut)
@@ -1014,13 +1146,19 @@ def get_order(order_id: int, db: Session = Depends(get_db)) -> OrderOut:
 
 
 @app.post("/orders/{order_id}/cancel", operation_id="cancel_order", response_model=OrderOut)
-def cancel_order(order_id: int, body: CancelIn | None = None, db: Session = Depends(get_db)) -> OrderOut:
+def cancel_order(
+    order_id: int,
+    reason: str = Query(default="Cancelled by customer", max_length=200),
+    db: Session = Depends(get_db),
+) -> OrderOut:
     """Cancel an order that has not shipped yet; its items go back into stock."""
-    body = body or CancelIn()
     order = _my_order(db, order_id)
     if order.status != "paid":
         hint = " Once delivered you can request a return." if order.status == "shipped" else ""
-        raise HTTPException(409, f"Order {order_id} is {order.status} and can no longer be cancelled; only paid (unshipped) orders can.{hint}")
+        raise HTTPException(
+            409,
+            f"Order {order_id} is {order.status} and can no longer be cancelled; only paid (unshipped) orders can.{hint}",
+        )
     for item in db.scalars(select(OrderItem).where(OrderItem.order_id == order_id)):
         db.get(Product, item.product_id).stock += item.quantity
     if order.coupon_id:
@@ -1028,18 +1166,25 @@ def cancel_order(order_id: int, body: CancelIn | None = None, db: Session = Depe
         coupon.times_used = max(0, coupon.times_used - 1)
     order.status = "cancelled"
     order.cancelled_at = REFERENCE_TIME
-    order.cancel_reason = body.reason.strip() or "Cancelled by customer"
+    order.cancel_reason = reason.strip() or "Cancelled by customer"
     db.commit()
     return _order_out(db, order)
 
 
-@app.patch("/orders/{order_id}/address", operation_id="update_order_address", response_model=OrderOut)
-def update_order_address(order_id: int, body: OrderAddressIn, db: Session = Depends(get_db)) -> OrderOut:
+@app.patch(
+    "/orders/{order_id}/address", operation_id="update_order_address", response_model=OrderOut
+)
+def update_order_address(
+    order_id: int, body: OrderAddressIn, db: Session = Depends(get_db)
+) -> OrderOut:
     """Change where an unshipped order will be delivered."""
     order = _my_order(db, order_id)
     address = _my_address(db, body.address_id)
     if order.status != "paid":
-        raise HTTPException(409, f"Order {order_id} is {order.status}; the address can only be changed before it ships.")
+        raise HTTPException(
+            409,
+            f"Order {order_id} is {order.status}; the address can only be changed before it ships.",
+        )
     if order.address_id == address.address_id:
         raise HTTPException(409, f"Order {order_id} already ships to address {address.address_id}.")
     order.address_id = address.address_id
@@ -1055,20 +1200,42 @@ def request_return(body: ReturnIn, db: Session = Depends(get_db)) -> ReturnOut:
     """Request a return of delivered items, within 30 days of delivery."""
     order = _my_order(db, body.order_id)
     if order.status != "delivered" or not order.delivered_at:
-        raise HTTPException(409, f"Order {order.order_id} is {order.status}; only delivered orders can be returned.")
+        raise HTTPException(
+            409, f"Order {order.order_id} is {order.status}; only delivered orders can be returned."
+        )
     deadline = _ts(order.delivered_at) + timedelta(days=RETURN_WINDOW_DAYS)
     if _ts(REFERENCE_TIME) > deadline:
         raise HTTPException(
-            409, f"The return window for order {order.order_id} closed on {deadline.strftime('%Y-%m-%dT%H:%M:%SZ')} ({RETURN_WINDOW_DAYS} days after delivery)."
+            409,
+            f"The return window for order {order.order_id} closed on {deadline.strftime('%Y-%m-%dT%H:%M:%SZ')} ({RETURN_WINDOW_DAYS} days after delivery).",
         )
-    item = db.scalar(select(OrderItem).where(OrderItem.order_id == order.order_id, OrderItem.product_id == body.product_id))
+    item = db.scalar(
+        select(OrderItem).where(
+            OrderItem.order_id == order.order_id, OrderItem.product_id == body.product_id
+        )
+    )
     if item is None:
-        ids = [i.product_id for i in db.scalars(select(OrderItem).where(OrderItem.order_id == order.order_id))]
-        raise HTTPException(404, f"Product {body.product_id} is not on order {order.order_id} (its product ids: {ids}).")
+        ids = [
+            i.product_id
+            for i in db.scalars(select(OrderItem).where(OrderItem.order_id == order.order_id))
+        ]
+        raise HTTPException(
+            404,
+            f"Product {body.product_id} is not on order {order.order_id} (its product ids: {ids}).",
+        )
     returnable = item.quantity - _returned_qty(db, item.order_item_id)
     if body.quantity > returnable:
-        raise HTTPException(409, f"Only {returnable} of product {body.product_id} on order {order.order_id} can still be returned.")
-    ret = Return(order_item_id=item.order_item_id, quantity=body.quantity, reason=body.reason.strip(), status="requested", created_at=REFERENCE_TIME)
+        raise HTTPException(
+            409,
+            f"Only {returnable} of product {body.product_id} on order {order.order_id} can still be returned.",
+        )
+    ret = Return(
+        order_item_id=item.order_item_id,
+        quantity=body.quantity,
+        reason=body.reason.strip(),
+        status="requested",
+        created_at=REFERENCE_TIME,
+    )
     db.add(ret)
     db.commit()
     return _return_out(db, ret)

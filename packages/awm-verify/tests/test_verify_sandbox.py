@@ -64,7 +64,11 @@ def test_native_verifier_gets_readonly_connections_and_the_final_answer(pool, or
     result = run(pool, orders_images, NATIVE, final_answer="Order 2 is cancelled.")
     assert result.ok and result.complete is True
     assert result.signature == "native"
-    assert result.evidence == {"before": "pending", "after": "cancelled", "answer": "Order 2 is cancelled."}
+    assert result.evidence == {
+        "before": "pending",
+        "after": "cancelled",
+        "answer": "Order 2 is cancelled.",
+    }
 
 
 def test_native_verifier_rejects_an_unchanged_database(pool, orders_images):
@@ -87,7 +91,9 @@ def test_official_verify_task_completion_maps_result_to_complete(pool, orders_im
     assert not_done.ok and not_done.complete is False
 
 
-def test_official_verifiers_receive_paths_to_private_copies_that_are_removed_afterwards(pool, orders_images):
+def test_official_verifiers_receive_paths_to_private_copies_that_are_removed_afterwards(
+    pool, orders_images
+):
     body = """
 import os
 def verify_task(initial_db_path, final_db_path):
@@ -112,7 +118,12 @@ def test_a_missing_function_is_an_invalid_verifier(pool, orders_images):
 
 
 def test_a_syntax_error_is_an_invalid_verifier(pool, orders_images):
-    result = run(pool, orders_images, "def verify_x(initial, final, final_answer):\n  return {", function="verify_x")
+    result = run(
+        pool,
+        orders_images,
+        "def verify_x(initial, final, final_answer):\n  return {",
+        function="verify_x",
+    )
     assert result.error is not None and result.error.kind == VerifierErrorKind.INVALID
 
 
@@ -152,7 +163,9 @@ def test_loop_that_swallows_every_exception_is_killed_by_the_wall_clock(orders_i
 
 def test_slow_verifier_under_a_generous_cpu_budget_hits_the_wall_clock(orders_images):
     with VerifierPool(size=1, limits=SandboxLimits(cpu_s=30, wall_s=0.5)) as p:
-        result = run(p, orders_images, hostile("import datetime\nwhile True:\n    datetime.datetime.now()"))
+        result = run(
+            p, orders_images, hostile("import datetime\nwhile True:\n    datetime.datetime.now()")
+        )
         assert result.error is not None and result.error.kind == VerifierErrorKind.TIMEOUT
         assert "wall-clock" in result.error.message
         still_serves(p, orders_images)
@@ -169,7 +182,9 @@ def test_runaway_sql_query_is_interrupted(pool, orders_images):
 
 
 def test_memory_bomb_is_a_memory_error(pool, orders_images):
-    result = run(pool, orders_images, hostile("x = 'a' * (4 * 1024 ** 3)\nreturn {'complete': True}"))
+    result = run(
+        pool, orders_images, hostile("x = 'a' * (4 * 1024 ** 3)\nreturn {'complete': True}")
+    )
     assert result.error is not None and result.error.kind == VerifierErrorKind.MEMORY
     still_serves(pool, orders_images)
 
@@ -216,7 +231,9 @@ def test_socket_connect_is_forbidden(pool, orders_images):
     still_serves(pool, orders_images)
 
 
-def test_forbidden_operation_is_reported_even_if_the_verifier_catches_the_error(pool, orders_images):
+def test_forbidden_operation_is_reported_even_if_the_verifier_catches_the_error(
+    pool, orders_images
+):
     body = hostile(
         "import collections\ntry:\n    collections._sys.modules['os'].system('true')\n"
         "except Exception:\n    pass\nreturn {'complete': True}"
@@ -226,14 +243,20 @@ def test_forbidden_operation_is_reported_even_if_the_verifier_catches_the_error(
 
 
 def test_writing_the_database_is_forbidden_and_changes_nothing(pool, orders_images):
-    body = hostile("final.execute(\"UPDATE orders SET status = 'x'\")\nfinal.commit()\nreturn {'complete': True}")
+    body = hostile(
+        "final.execute(\"UPDATE orders SET status = 'x'\")\nfinal.commit()\nreturn {'complete': True}"
+    )
     result = run(pool, orders_images, body)
     assert result.error is not None and result.error.kind == VerifierErrorKind.FORBIDDEN
     still_serves(pool, orders_images)
 
 
 def test_turning_query_only_off_is_forbidden(pool, orders_images):
-    result = run(pool, orders_images, hostile("final.execute('PRAGMA query_only = OFF')\nreturn {'complete': True}"))
+    result = run(
+        pool,
+        orders_images,
+        hostile("final.execute('PRAGMA query_only = OFF')\nreturn {'complete': True}"),
+    )
     assert result.error is not None and result.error.kind == VerifierErrorKind.FORBIDDEN
 
 
@@ -252,7 +275,11 @@ def verify_task(initial_db_path, final_db_path):
 
 def test_opening_a_file_for_writing_is_forbidden(pool, orders_images, tmp_path):
     target = tmp_path / "out.txt"
-    result = run(pool, orders_images, hostile(f"open({str(target)!r}, 'w').write('x')\nreturn {{'complete': True}}"))
+    result = run(
+        pool,
+        orders_images,
+        hostile(f"open({str(target)!r}, 'w').write('x')\nreturn {{'complete': True}}"),
+    )
     assert result.error is not None and result.error.kind == VerifierErrorKind.FORBIDDEN
     assert not target.exists()
 
@@ -264,8 +291,12 @@ def test_reading_another_instances_database_is_forbidden(pool, orders_images, tm
     conn.commit()
     conn.close()
     for body in (
-        hostile(f"return {{'complete': True, 'evidence': {{'x': open({str(other)!r}, 'rb').read(16).hex()}}}}"),
-        hostile(f"import sqlite3\nsqlite3.connect({str(other)!r}).execute('select 1')\nreturn {{'complete': True}}"),
+        hostile(
+            f"return {{'complete': True, 'evidence': {{'x': open({str(other)!r}, 'rb').read(16).hex()}}}}"
+        ),
+        hostile(
+            f"import sqlite3\nsqlite3.connect({str(other)!r}).execute('select 1')\nreturn {{'complete': True}}"
+        ),
         hostile(f"final.execute(\"ATTACH DATABASE '{other}' AS o\")\nreturn {{'complete': True}}"),
         hostile(
             "import sqlite3\nc = sqlite3.connect(':memory:')\n"

@@ -1,0 +1,210 @@
+"""``awm envs``: browse, inspect, call, serve and benchmark environments.
+
+The group is named ``envs`` so other modules (``awm envs validate``) can attach
+commands to it. Every command takes a catalog id or a bundle folder path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from awm_envs.argcheck import signature
+
+
+def _emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def catalog_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--catalog DIR`` (repeatable): extra folders of bundles to search, before AWM_ENV_PATH."""
+
+    @click.option(
+        "--catalog",
+        "catalogs",
+        multiple=True,
+        type=click.Path(file_okay=False, path_type=Path),
+        help="A folder of bundles to search (repeatable); AWM_ENV_PATH works too.",
+    )
+    @functools.wraps(fn)
+    def wrapper(*args: Any, catalogs: tuple[Path, ...], **kwargs: Any) -> Any:
+        return fn(*args, catalogs=list(catalogs), **kwargs)
+
+    return wrapper
+
+
+@click.group(name="envs")
+def envs() -> None:
+    """Environments: list, show, call, serve over MCP, benchmark."""
+
+
+@envs.command(name="list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@catalog_option
+def list_command(as_json: bool, catalogs: list[Path]) -> None:
+    """List the environments every source offers."""
+    from awm_envs.sources import list_envs
+
+    rows = []
+    for env_id, source, path in list_envs(catalogs):
+        info: dict[str, Any] = {"id": env_id, "source": source, "path": str(path)}
+        try:
+            manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+            info.update(name=manifest.get("name", ""), category=manifest.get("category", ""))
+        except (OSError, ValueError):
+            info.update(name="", category="")
+        rows.append(info)
+    if as_json:
+        _emit_json(rows)
+        return
+    if not rows:
+        click.echo("no environments found (add --catalog DIR or set AWM_ENV_PATH)")
+    for r in rows:
+        click.echo(f"{r['id']:<28} {r['category']:<20} {r['name']}  [{r['source']}]")
+
+
+@envs.command(name="show")
+@click.argument("env")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (manifest, tools with schemas, tables, tasks).")
+@catalog_option
+def show_command(env: str, as_json: bool, catalogs: list[Path]) -> None:
+    """Show an environment: manifest, tools, tables and tasks."""
+    from awm_envs.environment import load_environment
+
+    e = load_environment(env, catalog=catalogs)
+    inst = e.instance()
+    tables = {t: inst.query(f'SELECT COUNT(*) FROM "{t}"')[0][0] for t in e.bundle.tables}
+    inst.close()
+    if as_json:
+        _emit_json(
+            {
+                "manifest": e.bundle.manifest.model_dump(mode="json"),
+                "path": str(e.path),
+                "tools": [t.model_dump(mode="json") for t in e.tools],
+                "tables": tables,
+                "tasks": [t.id for t in e.tasks],
+                "template_bytes": len(e.template),
+            }
+        )
+        return
+    m = e.bundle.manifest
+    click.echo(f"{m.id}: {m.name} ({m.category}, v{m.version})\n{m.description}\n{e.path}\n")
+    click.echo(f"tools ({len(e.tools)}):")
+    for t in e.tools:
+        click.echo(f"  {signature(t)}\n      {t.description.splitlines()[0] if t.description else ''}")
+    click.echo(f"\ntables ({len(tables)}, {sum(tables.values())} rows): " + ", ".join(f"{k}={v}" for k, v in tables.items()))
+    click.echo(f"tasks ({len(e.tasks)}): " + ", ".join(t.id for t in e.tasks))
+
+
+@envs.command(name="call")
+@click.argument("env")
+@click.argument("tool")
+@click.option("--args", "args_json", default="{}", help="Tool arguments as a JSON object.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result and the row diff as JSON.")
+@catalog_option
+def call_command(env: str, tool: str, args_json: str, as_json: bool, catalogs: list[Path]) -> None:
+    """Call one tool on a fresh instance; print the result and what changed in the database."""
+    from awm_envs.diff import diff_images
+    from awm_envs.environment import load_environment
+
+    try:
+        arguments = json.loads(args_json)
+    except ValueError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="--args") from None
+    e = load_environment(env, catalog=catalogs)
+    with e.instance() as inst:
+        before = inst.snapshot()
+        result = inst.call_tool_sync(tool, arguments)
+        changes = diff_images(before, inst.snapshot())
+    if as_json:
+        _emit_json({"result": result.model_dump(mode="json"), "diff": [d.to_dict() for d in changes]})
+    else:
+        status = f"ERROR ({result.error_type})" if result.is_error else "ok"
+        click.echo(f"{tool}: {status} in {result.latency_s * 1000:.2f} ms")
+        content = result.content
+        click.echo(content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False))
+        if changes:
+            click.echo("\ndatabase changes:")
+            for d in changes:
+                click.echo(f"  {d.table}: +{len(d.added)} -{len(d.removed)} ~{len(d.changed)}")
+                for row in d.added:
+                    click.echo(f"    + {row}")
+                for row in d.removed:
+                    click.echo(f"    - {row}")
+                for ch in d.changed:
+                    delta = {k: (ch['before'][k], v) for k, v in ch["after"].items() if ch["before"].get(k) != v}
+                    click.echo(f"    ~ {ch['key']}: {delta}")
+        else:
+            click.echo("\nno database changes")
+    if result.is_error:
+        sys.exit(1)
+
+
+@envs.command(name="serve")
+@click.argument("env")
+@click.option("--stdio", is_flag=True, help="Serve one client over stdin/stdout.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--idle-timeout", default=1800.0, show_default=True, type=float, help="Seconds before an idle instance is closed.")
+@click.option("--workers", default=0, show_default=True, type=int, help="Run tool code in N sandbox worker processes (0: in-process).")
+@click.option("--call-timeout", default=10.0, show_default=True, type=float, help="Per-call limit in sandbox workers.")
+@catalog_option
+def serve_command(
+    env: str, stdio: bool, host: str, port: int, idle_timeout: float, workers: int, call_timeout: float, catalogs: list[Path]
+) -> None:
+    """Serve ENV over MCP: --stdio, or streamable HTTP at http://HOST:PORT/mcp (one instance per session)."""
+    from awm_envs.environment import load_environment
+    from awm_envs.mcp_server import serve_http, serve_stdio
+
+    e = load_environment(env, catalog=catalogs)
+    if stdio:
+        asyncio.run(serve_stdio(e, idle_timeout=idle_timeout))
+        return
+
+    async def main() -> None:
+        factory = None
+        pool = None
+        if workers > 0:
+            from awm_envs.workers import WorkerPool
+
+            pool = await WorkerPool(workers, call_timeout=call_timeout).start()
+
+            async def factory(key: str) -> Any:
+                return await pool.create(e.path)
+
+        try:
+            await serve_http(
+                e,
+                host=host,
+                port=port,
+                idle_timeout=idle_timeout,
+                factory=factory,
+                ready=lambda p: click.echo(f"serving {e.id} at http://{host}:{p}/mcp (and /mcp/i/{{id}})", err=True),
+            )
+        finally:
+            if pool is not None:
+                await pool.close()
+
+    asyncio.run(main())
+
+
+@envs.command(name="bench")
+@click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+@click.option("--quick", is_flag=True, help="Small sizes (seconds): for tests and smoke checks.")
+@click.option("--official/--no-official", default=True, help="Also measure one server process per instance.")
+def bench_command(as_json: bool, quick: bool, official: bool) -> None:
+    """Measure create/reset/call latency, throughput and memory against process-per-instance."""
+    from awm_envs.bench import format_report, run_bench
+
+    report = run_bench(quick=quick, official=official)
+    if as_json:
+        _emit_json(report)
+    else:
+        click.echo(format_report(report))

@@ -1,0 +1,106 @@
+"""Package a scenario's accepted artifacts as an environment bundle, proven by the awm-envs runtime.
+
+The bundle is written to a staging folder, loaded by the runtime's own loader
+(which re-executes the SQL, imports the app, derives the tools and checks the
+tasks against them), and only then moved into place atomically. A bundle the
+runtime rejects is not shipped; its problems are reported instead.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from awm_core.models import CreatedWith, EnvironmentManifest, Scenario, Task
+
+from awm_synth import __version__
+from awm_synth.artifacts import DatabaseSchema, SeedData, TaskSet, ToolCode, VerifierModule
+from awm_synth.atomic import atomic_replace_dir, atomic_write_text
+from awm_synth.config import SynthConfig
+
+
+class BundleRejectedError(Exception):
+    """The runtime refused the packaged bundle; ``problems`` says why."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def build_tasks(tasks: TaskSet, verifiers: VerifierModule) -> list[Task]:
+    """Tasks that were proven (failed proofs are left out), with their replayable solutions."""
+    out = []
+    for draft in tasks.tasks:
+        solution = verifiers.solutions.get(draft.id)
+        if solution is None or draft.id in verifiers.failed_tasks:
+            continue
+        negatives = [solution.wrong_solution] if solution.wrong_solution else []
+        out.append(
+            Task(
+                id=draft.id,
+                instruction=draft.instruction,
+                complexity=draft.complexity,
+                reference_solution=solution.reference_solution,
+                reference_answer=solution.reference_answer,
+                verifier=solution.verifier,
+                expects_refusal=draft.expects_refusal,
+                success_criteria=draft.success_criteria,
+                failure_criteria=draft.failure_criteria,
+                negative_examples=negatives,
+            )
+        )
+    return out
+
+
+def write_bundle(
+    target: Path,
+    scenario: Scenario,
+    config: SynthConfig,
+    schema: DatabaseSchema,
+    seed: SeedData,
+    code: ToolCode,
+    tasks: list[Task],
+    verifiers: VerifierModule,
+) -> Path:
+    """Write, check with the runtime, and atomically install the bundle at ``target``."""
+    staging = target.with_name(f".staging-{target.name}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    manifest = EnvironmentManifest(
+        id=scenario.name.lower(),
+        name=scenario.name.replace("_", " ").title(),
+        description=scenario.description,
+        category=scenario.category or "uncategorised",
+        created_with=CreatedWith(tool="awm-synth", version=__version__, model=config.backend),
+        reference_time=config.reference_time,
+        user_id=config.user_id,
+    )
+    files = {
+        "manifest.json": json.dumps(manifest.model_dump(mode="json", exclude_none=True), indent=2) + "\n",
+        "schema.sql": schema.sql(),
+        "seed.sql": seed.sql(),
+        "app.py": code.source,
+        "tasks.json": json.dumps([t.model_dump(mode="json", exclude_defaults=True) for t in tasks], indent=2) + "\n",
+        "verifiers.py": verifiers.source,
+    }
+    for name, text in files.items():
+        atomic_write_text(staging / name, text)
+    problems = runtime_problems(staging)
+    if problems:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise BundleRejectedError(problems)
+    atomic_replace_dir(staging, target)
+    return target
+
+
+def runtime_problems(path: Path) -> list[str]:
+    """Load the bundle with the awm-envs runtime; its problems as strings (empty when it loads)."""
+    from awm_envs.bundle import load_bundle
+    from awm_envs.errors import BundleError
+
+    try:
+        load_bundle(path)
+    except BundleError as exc:
+        return [str(p) for p in exc.problems]
+    return []

@@ -1,0 +1,210 @@
+"""``awm synth``: run the synthesis pipeline's stages alone or together, and report on a run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from awm_core.models import Scenario
+from pydantic import TypeAdapter
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from awm_synth.checkpoint import RunDir
+from awm_synth.config import SynthConfig, Thresholds
+from awm_synth.estimate import estimate_run
+from awm_synth.pipeline import RunSummary, load_scenarios, make_llm, prepare_run, run_pipeline
+from awm_synth.stages import ENV_STAGES
+from awm_synth.stages.base import StageRecord
+
+
+def _emit(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Options every pipeline command takes."""
+    options = [
+        click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
+                     help="Run folder: checkpoints, cache and bundles. Rerun with the same folder to resume."),
+        click.option("--backend", default="replay", show_default=True,
+                     help="LLM backend spec: replay (offline recordings), openai:MODEL, scripted:FILE ..."),
+        click.option("--base-url", default=None, help="Endpoint of an OpenAI-compatible server (openai: backends)."),
+        click.option("--concurrency", type=int, default=64, show_default=True, help="Most LLM requests in flight."),
+        click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                     help="LLM response cache folder (default RUN_DIR/cache); share it between runs."),
+        click.option("--tasks-per-scenario", type=int, default=10, show_default=True, help="Tasks written per scenario."),
+        click.option("--max-attempts", type=int, default=5, show_default=True, help="Attempts per stage (self-correction)."),
+        click.option("--table-tolerance", type=float, default=0.1, show_default=True, help="Share of failing tables tolerated."),
+        click.option("--insert-tolerance", type=float, default=0.1, show_default=True, help="Share of failing inserts tolerated."),
+        click.option("--price-in", type=float, default=None, help="USD per million prompt tokens (cost report)."),
+        click.option("--price-out", type=float, default=None, help="USD per million completion tokens (cost report)."),
+        click.option("--dry-run", is_flag=True, help="Estimate requests and tokens; send nothing."),
+        click.option("--json", "as_json", is_flag=True, help="Print a JSON summary instead of text."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _config(opts: dict[str, Any], **extra: Any) -> SynthConfig:
+    return SynthConfig(
+        backend=opts["backend"],
+        concurrency=opts["concurrency"],
+        tasks_per_scenario=opts["tasks_per_scenario"],
+        max_attempts=opts["max_attempts"],
+        thresholds=Thresholds(tables=opts["table_tolerance"], inserts=opts["insert_tolerance"]),
+        price_in_per_mtok=opts["price_in"],
+        price_out_per_mtok=opts["price_out"],
+        **extra,
+    )
+
+
+class _StageProgress:
+    """A rich progress bar over (scenario, stage) pairs; silent when printing JSON."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=Console(stderr=True), disable=not enabled,
+        )
+        self.task = self.progress.add_task("synthesising", total=total)
+        self.corrections = 0
+
+    def __call__(self, scenario: str, stage: str, record: StageRecord | None) -> None:
+        if record is not None and len(record.attempts) > 1:
+            self.corrections += len(record.attempts) - 1
+        self.progress.update(
+            self.task, advance=1, description=f"{stage:<9} {scenario[:28]:<28} corrections={self.corrections}"
+        )
+
+
+def _run(opts: dict[str, Any], stages: tuple[str, ...], *, scenario_stage: bool, extra: dict[str, Any],
+         scenarios_file: Path | None = None, seeds: list[str] | None = None) -> None:
+    run_dir = RunDir(opts["out"])
+    config = _config(opts, **extra)
+    scenarios = None
+    if scenarios_file is not None:
+        scenarios = TypeAdapter(list[Scenario]).validate_json(scenarios_file.read_bytes())
+    if opts["dry_run"]:
+        known = scenarios
+        if known is None and run_dir.scenarios_path.exists():
+            known = load_scenarios(run_dir)
+        estimate = estimate_run(config, stages, scenarios=known, include_scenario_stage=scenario_stage and known is None)
+        if opts["as_json"]:
+            _emit(estimate)
+        else:
+            for key, value in estimate.items():
+                click.echo(f"{key}: {value}")
+        return
+    config = prepare_run(run_dir, config)
+    backend_options: dict[str, Any] = {}
+    if opts["base_url"]:
+        backend_options["base_url"] = opts["base_url"]
+    llm = make_llm(config, run_dir, opts["cache_dir"], **backend_options)
+    known_count = len(scenarios) if scenarios is not None else (len(load_scenarios(run_dir)) if run_dir.scenarios_path.exists() else config.count)
+    bar = _StageProgress(known_count * len(stages), enabled=not opts["as_json"])
+    with bar.progress:
+        summary: RunSummary = asyncio.run(
+            run_pipeline(
+                run_dir, llm, config, stages=stages, scenarios=scenarios, seeds=seeds,
+                with_scenario_stage=scenario_stage, progress=bar,
+            )
+        )
+    result = {
+        "run_dir": str(run_dir.root),
+        "requests_sent": summary.requests_sent,
+        "cache_hits": summary.cache_hits,
+        "max_in_flight": summary.max_in_flight,
+        "wall_s": round(summary.wall_s, 3),
+        "environments": [s.model_dump() for s in summary.statuses],
+    }
+    if opts["as_json"]:
+        _emit(result)
+        return
+    shipped = len(summary.shipped)
+    click.echo(
+        f"{shipped} of {len(summary.statuses)} environments shipped to {run_dir.bundles_dir} "
+        f"({summary.requests_sent} LLM requests sent, {summary.cache_hits} answered from cache, {summary.wall_s:.1f}s)"
+    )
+    for status in summary.statuses:
+        line = f"  {status.scenario}: {status.status}"
+        if status.status == "failed":
+            line += f" at {status.failed_stage}: {status.reason[:200]}"
+        else:
+            line += f" ({status.tasks} tasks, {status.tools} tools)"
+        click.echo(line)
+
+
+@click.group(name="synth")
+def synth() -> None:
+    """Synthesise environments: scenarios, tasks, database, tools and verifiers, self-correcting each stage."""
+
+
+@synth.command(name="scenario")
+@_common
+@click.option("--count", type=int, default=1000, show_default=True, help="Scenarios wanted.")
+@click.option("--batch", type=int, default=10, show_default=True, help="Scenarios proposed per request.")
+@click.option("--max-per-category", type=int, default=None, help="Cap per category (default: a tenth of --count).")
+@click.option("--dedup-threshold", type=float, default=0.85, show_default=True, help="Cosine above which a scenario is a duplicate.")
+@click.option("--embedder", type=click.Choice(["auto", "wordllama", "lexical"]), default="auto", show_default=True)
+@click.option("--seeds", "seeds_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A file of seed domains, one per line (default: the 100 shipped seeds).")
+def scenario_command(count: int, batch: int, max_per_category: int | None, dedup_threshold: float, embedder: str,
+                     seeds_file: Path | None, **opts: Any) -> None:
+    """Expand seed domains into scenarios, filter unfit ones, de-duplicate and cap per category."""
+    seeds = [s.strip() for s in seeds_file.read_text().splitlines() if s.strip()] if seeds_file else None
+    extra = {"count": count, "batch": batch, "max_per_category": max_per_category,
+             "dedup_threshold": dedup_threshold, "embedder": embedder}
+    _run(opts, (), scenario_stage=True, extra=extra, seeds=seeds)
+
+
+def _stage_command(stage: str, doc: str) -> None:
+    @synth.command(name=stage, help=doc)
+    @_common
+    def command(**opts: Any) -> None:
+        _run(opts, (stage,), scenario_stage=False, extra={})
+
+
+for _stage, _doc in {
+    "tasks": "Write N concrete, post-login, API-solvable tasks per scenario.",
+    "schema": "Write and execute the SQLite schema of each scenario.",
+    "data": "Write and execute seed INSERTs (FK order, frozen reference time).",
+    "spec": "Design the typed tool interface the tasks need.",
+    "code": "Write the FastAPI app; import, start and smoke-call every tool.",
+    "verifiers": "Write verifiers, prove every task, and package the bundles.",
+}.items():
+    _stage_command(_stage, _doc)
+
+
+@synth.command(name="all")
+@_common
+@click.option("--count", type=int, default=1000, show_default=True, help="Scenarios wanted.")
+@click.option("--max-per-category", type=int, default=None, help="Cap per category (default: a tenth of --count).")
+@click.option("--dedup-threshold", type=float, default=0.85, show_default=True)
+@click.option("--embedder", type=click.Choice(["auto", "wordllama", "lexical"]), default="auto", show_default=True)
+@click.option("--scenarios", "scenarios_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A JSON list of scenarios to use instead of generating them.")
+def all_command(count: int, max_per_category: int | None, dedup_threshold: float, embedder: str,
+                scenarios_file: Path | None, **opts: Any) -> None:
+    """Run every stage for every scenario and write environment bundles to RUN_DIR/bundles."""
+    extra = {"count": count, "max_per_category": max_per_category, "dedup_threshold": dedup_threshold, "embedder": embedder}
+    _run(opts, ENV_STAGES, scenario_stage=True, extra=extra, scenarios_file=scenarios_file)
+
+
+@synth.command(name="report")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def report_command(run_dir: Path, as_json: bool) -> None:
+    """Per-stage success and corrections, failures by cause, tokens, cost, time, and diversity."""
+    from awm_synth.report import build_report, render_report
+
+    report = build_report(RunDir(run_dir))
+    if as_json:
+        _emit(report)
+    else:
+        render_report(report, Console())

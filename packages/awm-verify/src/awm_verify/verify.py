@@ -1,0 +1,137 @@
+"""Verify an episode end to end: diff the states, run the verifier, judge, reward.
+
+This is the one call a trainer or evaluator needs once a rollout is done::
+
+    report = await verify_episode(task, trajectory, initial=env.template,
+                                  final=instance.snapshot(), verifier_source=source,
+                                  judge=get_judge("code+llm", model="openai:gpt-4o"))
+    report.reward.value
+
+The diff and the sandboxed verifier run on worker threads, so an asyncio
+trainer keeps rolling out while a batch is verified (``verify_many``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+
+from awm_core.models import Reward, Task, Trajectory, Verdict
+from awm_verify.diff import DatabaseDiff, diff_images
+from awm_verify.judge import Judge, JudgeError, JudgeRequest, get_judge
+from awm_verify.rewards import RewardFn, resolve_reward
+from awm_verify.sandbox import VerifierPool, VerifierResult, default_pool
+from awm_verify.snapshot import DatabaseSource, load_image
+
+
+class VerificationReport(BaseModel):
+    """Everything verification produced for one episode."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    env_id: str
+    task_id: str
+    verdict: Verdict
+    reward: Reward
+    verification: VerifierResult | None = None
+    diff: DatabaseDiff
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One finished rollout to verify: task, trajectory, both database states."""
+
+    task: Task
+    trajectory: Trajectory
+    initial: DatabaseSource
+    final: DatabaseSource
+    verifier_source: str | None = None
+
+
+async def verify_episode(
+    task: Task,
+    trajectory: Trajectory,
+    *,
+    initial: DatabaseSource,
+    final: DatabaseSource,
+    verifier_source: str | None = None,
+    judge: Judge | str = "code+llm",
+    reward: RewardFn | str = "default",
+    pool: VerifierPool | None = None,
+) -> VerificationReport:
+    """Diff, verify (when the task has verifier code), judge and reward one episode.
+
+    Raises :class:`JudgeError` only when the judge cannot decide at all (no model,
+    the model never answered usably); verifier failures are evidence, not errors.
+    """
+    judge_obj = get_judge(judge) if isinstance(judge, str) else judge
+    reward_fn = resolve_reward(reward) if isinstance(reward, str) else reward
+    before, after = load_image(initial), load_image(final)
+    diff_task = asyncio.to_thread(diff_images, before, after)
+    verification: VerifierResult | None = None
+    if verifier_source is not None:
+        runner = pool or default_pool()
+        diff, verification = await asyncio.gather(
+            diff_task,
+            runner.arun(
+                verifier_source,
+                initial=before,
+                final=after,
+                function=task.verifier,
+                final_answer=trajectory.final_answer,
+            ),
+        )
+    else:
+        diff = await diff_task
+    verdict = await judge_obj.judge(JudgeRequest(task, trajectory, verification, diff))
+    return VerificationReport(
+        env_id=trajectory.env_id,
+        task_id=task.id,
+        verdict=verdict,
+        reward=reward_fn(verdict, trajectory),
+        verification=verification,
+        diff=diff,
+    )
+
+
+async def verify_many(
+    episodes: Sequence[Episode],
+    *,
+    judge: Judge | str = "code+llm",
+    reward: RewardFn | str = "default",
+    pool: VerifierPool | None = None,
+    return_exceptions: bool = False,
+) -> list[VerificationReport | JudgeError]:
+    """Verify a batch concurrently; results in order.
+
+    Concurrency is bounded where the cost is: the pool's worker count for
+    verifiers, the judge's semaphore for model calls. With ``return_exceptions``
+    an episode whose judge failed yields its :class:`JudgeError` in place.
+    """
+    judge_obj = get_judge(judge) if isinstance(judge, str) else judge
+    reward_fn = resolve_reward(reward) if isinstance(reward, str) else reward
+    results = await asyncio.gather(
+        *(
+            verify_episode(
+                e.task,
+                e.trajectory,
+                initial=e.initial,
+                final=e.final,
+                verifier_source=e.verifier_source,
+                judge=judge_obj,
+                reward=reward_fn,
+                pool=pool,
+            )
+            for e in episodes
+        ),
+        return_exceptions=return_exceptions,
+    )
+    out: list[VerificationReport | JudgeError] = []
+    for r in results:
+        if isinstance(r, BaseException) and not isinstance(r, JudgeError):
+            raise r
+        out.append(r)
+    return out
