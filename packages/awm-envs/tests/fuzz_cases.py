@@ -13,7 +13,9 @@ HOSTILE_STRINGS = (UNICODE, INJECTION, HUGE)
 
 
 def _wrong_type(schema: dict[str, Any]) -> Any:
-    kinds = {schema.get("type")} | {s.get("type") for s in schema.get("anyOf", []) if isinstance(s, dict)}
+    kinds = {schema.get("type")} | {
+        s.get("type") for s in schema.get("anyOf", []) if isinstance(s, dict)
+    }
     if "integer" in kinds or "number" in kinds:
         return "not a number"
     if "string" in kinds:
@@ -29,7 +31,7 @@ def must_fail_cases(spec: ToolSpec) -> list[tuple[str, Any]]:
     required: list[str] = spec.input_schema.get("required", [])
     cases: list[tuple[str, Any]] = [
         ("not an object", ["a", "list"]),
-        ("a string", "{\"json\": \"in a string\"}"),
+        ("a string", '{"json": "in a string"}'),
         ("huge string as arguments", HUGE),
         ("extra argument", {"__not_an_argument__": 1}),
         ("huge extra argument", {"x" * 1000: HUGE}),
@@ -41,7 +43,9 @@ def must_fail_cases(spec: ToolSpec) -> list[tuple[str, Any]]:
         wrong = _wrong_type(schema)
         if wrong is not None:
             cases.append((f"wrong type for {name}", {name: wrong}))
-        kinds = {schema.get("type")} | {s.get("type") for s in schema.get("anyOf", []) if isinstance(s, dict)}
+        kinds = {schema.get("type")} | {
+            s.get("type") for s in schema.get("anyOf", []) if isinstance(s, dict)
+        }
         if "string" not in kinds and kinds & {"integer", "number"}:
             for s in HOSTILE_STRINGS:
                 cases.append((f"hostile string for {name}", {name: s}))
@@ -53,7 +57,9 @@ def may_pass_cases(spec: ToolSpec) -> list[tuple[str, Any]]:
     props: dict[str, Any] = spec.input_schema.get("properties", {})
     out = []
     for name, schema in props.items():
-        kinds = {schema.get("type")} | {s.get("type") for s in schema.get("anyOf", []) if isinstance(s, dict)}
+        kinds = {schema.get("type")} | {
+            s.get("type") for s in schema.get("anyOf", []) if isinstance(s, dict)
+        }
         if "string" in kinds:
             for s in HOSTILE_STRINGS:
                 out.append((f"hostile {name}", {name: s}))

@@ -30,7 +30,12 @@ def test_library_fixture_loads_with_derived_tools(library_path: Path) -> None:
     assert checkout.method == "POST" and checkout.path == "/loans"
     assert checkout.output_schema is not None and "LoanOut" in checkout.output_schema["$defs"]
     search = bundle.tool("search_books")
-    assert search is not None and set(search.input_schema["properties"]) == {"q", "genre", "limit", "offset"}
+    assert search is not None and set(search.input_schema["properties"]) == {
+        "q",
+        "genre",
+        "limit",
+        "offset",
+    }
 
 
 def test_template_is_a_complete_sqlite_image(library_path: Path) -> None:
@@ -48,7 +53,9 @@ def test_every_problem_is_reported_with_file_and_field(tmp_path: Path, library_p
     manifest["id"] = "Not Valid!"
     del manifest["reference_time"]
     (bad / "manifest.json").write_text(json.dumps(manifest))
-    (bad / "schema.sql").write_text((bad / "schema.sql").read_text() + "\nCREATE TABLE oops (id INTEGER PRIMARY KEY,;\n")
+    (bad / "schema.sql").write_text(
+        (bad / "schema.sql").read_text() + "\nCREATE TABLE oops (id INTEGER PRIMARY KEY,;\n"
+    )
     (bad / "seed.sql").write_text(
         (bad / "seed.sql").read_text()
         + "\nINSERT INTO loans (loan_id, copy_id, member_id, loaned_at, due_at) VALUES (9, 1, 77, datetime('now'), '2025-01-01');\n"
@@ -68,12 +75,21 @@ def test_every_problem_is_reported_with_file_and_field(tmp_path: Path, library_p
     where = {(f, field) for f, field, _ in problems}
     assert ("manifest.json", "id") in where
     assert ("manifest.json", "reference_time") in where
-    assert any(f == "schema.sql" and field.startswith("statement") and "line" in field for f, field, _ in problems)
+    assert any(
+        f == "schema.sql" and field.startswith("statement") and "line" in field
+        for f, field, _ in problems
+    )
     assert any(f == "seed.sql" and "wall clock" in msg for f, _, msg in problems)
     assert any(f == "seed.sql" and "foreign key" in msg.lower() for f, _, msg in problems)
-    assert any(f == "app.py" and "route GET /x" in field and "operation_id" in msg for f, field, msg in problems)
+    assert any(
+        f == "app.py" and "route GET /x" in field and "operation_id" in msg
+        for f, field, msg in problems
+    )
     assert any(f == "app.py" and "also used by" in msg for f, _, msg in problems)
-    assert ("tasks.json", "tasks.2.instruction") in where and ("tasks.json", "tasks.2.complexity") in where
+    assert ("tasks.json", "tasks.2.instruction") in where and (
+        "tasks.json",
+        "tasks.2.complexity",
+    ) in where
 
 
 def test_reference_tools_and_verifiers_are_checked(tmp_path: Path, library_path: Path) -> None:
@@ -105,7 +121,9 @@ def test_app_import_failure_names_the_line(tmp_path: Path, library_path: Path) -
 def test_tools_json_must_match_routes(tmp_path: Path, library_path: Path) -> None:
     bad = tmp_path / "bad4"
     shutil.copytree(library_path, bad)
-    (bad / "tools.json").write_text(json.dumps([{"name": "get_book"}, {"name": "teleport"}, {"name": "1bad"}]))
+    (bad / "tools.json").write_text(
+        json.dumps([{"name": "get_book"}, {"name": "teleport"}, {"name": "1bad"}])
+    )
     where = {(f, field) for f, field, _ in _problems(bad)}
     assert ("tools.json", "tools.2.name") in where
 

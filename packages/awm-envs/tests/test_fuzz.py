@@ -32,7 +32,9 @@ def test_fuzz_every_tool(bundle_path: Path) -> None:
     try:
         tools = load_bundle(bundle_path).tools
     except BundleError as exc:
-        pytest.skip(f"bundle does not load (its own validation tests report why): {exc.problems[:2]}")
+        pytest.skip(
+            f"bundle does not load (its own validation tests report why): {exc.problems[:2]}"
+        )
 
     async def run() -> None:
         async with WorkerPool(1, call_timeout=20) as pool:
@@ -46,13 +48,21 @@ def test_fuzz_every_tool(bundle_path: Path) -> None:
                 for label, args in must_fail_cases(spec):
                     result = await inst.call_tool(spec.name, args)
                     assert result.is_error, f"{spec.name}: {label} was accepted"
-                    assert result.error_type != "environment_error", f"{spec.name}: {label}: {result.content}"
-                    assert await inst.snapshot() == image, f"{spec.name}: {label} changed the database"
+                    assert result.error_type != "environment_error", (
+                        f"{spec.name}: {label}: {result.content}"
+                    )
+                    assert await inst.snapshot() == image, (
+                        f"{spec.name}: {label} changed the database"
+                    )
                 for label, args in may_pass_cases(spec):
                     result = await inst.call_tool(spec.name, args)
-                    assert result.error_type != "environment_error", f"{spec.name}: {label}: {result.content}"
+                    assert result.error_type != "environment_error", (
+                        f"{spec.name}: {label}: {result.content}"
+                    )
                     if result.is_error:
-                        assert await inst.snapshot() == image, f"{spec.name}: rejected {label} changed the database"
+                        assert await inst.snapshot() == image, (
+                            f"{spec.name}: rejected {label} changed the database"
+                        )
                     else:
                         await inst.reset()
                         image = await inst.snapshot()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 from awm_core.session import EnvSession
-
 from awm_envs import Environment
 
 
@@ -65,7 +64,9 @@ def test_a_call_that_fails_after_committing_changes_nothing(hostile_env: Environ
 
 def test_constraint_violation_is_a_conflict_and_rolled_back(library_env: Environment) -> None:
     with library_env.instance() as inst:
-        assert not inst.call_tool_sync("add_review", {"book_id": 1, "rating": 4, "body": "good"}).is_error
+        assert not inst.call_tool_sync(
+            "add_review", {"book_id": 1, "rating": 4, "body": "good"}
+        ).is_error
         before = inst.snapshot()
         dup = inst.call_tool_sync("add_review", {"book_id": 1, "rating": 2, "body": "again"})
         assert dup.error_type == "conflict" and "UNIQUE" in dup.content
@@ -86,9 +87,13 @@ def test_async_form_and_async_endpoints(library_env: Environment) -> None:
         assert isinstance(inst, EnvSession)
         assert len(await inst.list_tools()) == len(library_env.tools)
         assert (await inst.call_tool("delete_review", {"review_id": 1})).error_type == "not_found"
-        assert not (await inst.call_tool("add_review", {"book_id": 2, "rating": 5, "body": "yes"})).is_error
+        assert not (
+            await inst.call_tool("add_review", {"book_id": 2, "rating": 5, "body": "yes"})
+        ).is_error
         review_id = inst.query("SELECT MAX(review_id) FROM reviews")[0][0]
-        assert (await inst.call_tool("delete_review", {"review_id": review_id})).content == {"deleted": review_id}
+        assert (await inst.call_tool("delete_review", {"review_id": review_id})).content == {
+            "deleted": review_id
+        }
         inst.close()
 
     asyncio.run(run())

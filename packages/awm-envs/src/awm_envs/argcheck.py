@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from awm_core.models import ToolSpec
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
+
+from awm_core.models import ToolSpec
 
 _MAX_SHOWN = 5
 
@@ -36,9 +37,11 @@ def signature(spec: ToolSpec) -> str:
     required = set(spec.input_schema.get("required", []))
     parts = []
     for key, schema in props.items():
-        kind = schema.get("type") or "|".join(
-            s.get("type", "?") for s in schema.get("anyOf", []) if isinstance(s, dict)
-        ) or "any"
+        kind = (
+            schema.get("type")
+            or "|".join(s.get("type", "?") for s in schema.get("anyOf", []) if isinstance(s, dict))
+            or "any"
+        )
         parts.append(f"{key}{'' if key in required else '?'}: {kind}")
     return f"{spec.name}({', '.join(parts)})"
 
@@ -72,4 +75,6 @@ def check_arguments(spec: ToolSpec, validator: Draft202012Validator, arguments: 
         return None
     shown = [_describe(e) for e in errors[:_MAX_SHOWN]]
     more = f" (and {len(errors) - _MAX_SHOWN} more)" if len(errors) > _MAX_SHOWN else ""
-    return f"invalid arguments for {spec.name}: {'; '.join(shown)}{more}. Expected {signature(spec)}"
+    return (
+        f"invalid arguments for {spec.name}: {'; '.join(shown)}{more}. Expected {signature(spec)}"
+    )

@@ -91,7 +91,9 @@ def measure_reset(env: Environment, n: int) -> dict[str, float]:
     times = []
     for k in range(n):
         if k % 10 == 0:  # dirty it now and then, as a rollout would
-            inst.call_tool_sync("set_order_status", {"order_id": 1 + k % 400, "status": "cancelled"})
+            inst.call_tool_sync(
+                "set_order_status", {"order_id": 1 + k % 400, "status": "cancelled"}
+            )
         t = time.perf_counter()
         inst.reset()
         times.append(time.perf_counter() - t)
@@ -116,7 +118,9 @@ def measure_calls(env: Environment, n: int, instances: int = 16) -> dict[str, An
     write_times = []
     for k in range(max(50, n // 10)):
         t = time.perf_counter()
-        insts[k % instances].call_tool_sync("create_ticket", {"customer_id": 1 + k % 400, "subject": "bench", "status": "open"})
+        insts[k % instances].call_tool_sync(
+            "create_ticket", {"customer_id": 1 + k % 400, "subject": "bench", "status": "open"}
+        )
         write_times.append(time.perf_counter() - t)
     for inst in insts:
         inst.close()
@@ -151,12 +155,16 @@ def measure_memory(env: Environment, n: int) -> dict[str, Any]:
 def measure_leak(env: Environment, cycles: int) -> dict[str, Any]:
     inst = env.instance()
     for _ in range(200):
-        inst.call_tool_sync("create_ticket", {"customer_id": 2, "subject": "warm", "status": "open"})
+        inst.call_tool_sync(
+            "create_ticket", {"customer_id": 2, "subject": "warm", "status": "open"}
+        )
         inst.reset()
     gc.collect()
     before = _rss_bytes()
     for k in range(cycles):
-        inst.call_tool_sync("create_ticket", {"customer_id": 1 + k % 400, "subject": "leak", "status": "open"})
+        inst.call_tool_sync(
+            "create_ticket", {"customer_id": 1 + k % 400, "subject": "leak", "status": "open"}
+        )
         inst.call_tool_sync("get_customer", {"customer_id": 1 + k % 400})
         inst.reset()
     gc.collect()
@@ -166,7 +174,18 @@ def measure_leak(env: Environment, cycles: int) -> dict[str, Any]:
 
 
 def _serve_cmd(bundle: Path, port: int) -> list[str]:
-    return [sys.executable, "-m", "awm_core.cli", "envs", "serve", str(bundle), "--host", "127.0.0.1", "--port", str(port)]
+    return [
+        sys.executable,
+        "-m",
+        "awm_core.cli",
+        "envs",
+        "serve",
+        str(bundle),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
 
 
 def _serve_env() -> dict[str, str]:
@@ -192,7 +211,12 @@ async def _http_throughput(bundle: Path, sessions: int, calls_per_session: int) 
     import mcp
 
     port = _free_port()
-    proc = subprocess.Popen(_serve_cmd(bundle, port), env=_serve_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        _serve_cmd(bundle, port),
+        env=_serve_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         await _wait_ready(url, time.perf_counter() + 60)
@@ -229,9 +253,19 @@ async def _official(bundle: Path, n: int) -> dict[str, Any]:
     """One server process per instance, started together (what the official release does)."""
     ports = [_free_port() for _ in range(n)]
     start = time.perf_counter()
-    procs = [subprocess.Popen(_serve_cmd(bundle, p), env=_serve_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for p in ports]
+    procs = [
+        subprocess.Popen(
+            _serve_cmd(bundle, p),
+            env=_serve_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for p in ports
+    ]
     try:
-        ready = await asyncio.gather(*(_wait_ready(f"http://127.0.0.1:{p}/mcp", start + 300) for p in ports))
+        ready = await asyncio.gather(
+            *(_wait_ready(f"http://127.0.0.1:{p}/mcp", start + 300) for p in ports)
+        )
         all_ready = time.perf_counter() - start
         pss = [_pss_bytes(p.pid) for p in procs]
         readiness = [r - start for r in ready]
@@ -249,12 +283,32 @@ async def _official(bundle: Path, n: int) -> dict[str, Any]:
             p.wait(timeout=10)
 
 
-def run_bench(*, quick: bool = False, official: bool = True, workdir: Path | None = None) -> dict[str, Any]:
+def run_bench(
+    *, quick: bool = False, official: bool = True, workdir: Path | None = None
+) -> dict[str, Any]:
     """Run every measurement and return the report (see module docstring)."""
     sizes = (
-        {"create": 100, "reset": 500, "calls": 500, "memory": 64, "leak": 300, "sessions": 8, "calls_per_session": 10, "official": 2}
+        {
+            "create": 100,
+            "reset": 500,
+            "calls": 500,
+            "memory": 64,
+            "leak": 300,
+            "sessions": 8,
+            "calls_per_session": 10,
+            "official": 2,
+        }
         if quick
-        else {"create": 1000, "reset": 5000, "calls": 5000, "memory": 1024, "leak": 20000, "sessions": 64, "calls_per_session": 40, "official": 16}
+        else {
+            "create": 1000,
+            "reset": 5000,
+            "calls": 5000,
+            "memory": 1024,
+            "leak": 20000,
+            "sessions": 64,
+            "calls_per_session": 40,
+            "official": 16,
+        }
     )
     tmp = Path(workdir or tempfile.mkdtemp(prefix="awm-bench-"))
     bundle = write_bench_bundle(tmp)
@@ -265,27 +319,45 @@ def run_bench(*, quick: bool = False, official: bool = True, workdir: Path | Non
     rows = sum(inst.query(f'SELECT COUNT(*) FROM "{name}"')[0][0] for name in env.bundle.tables)
     inst.close()
     report: dict[str, Any] = {
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
         "quick": quick,
-        "bundle": {"tables": len(env.bundle.tables), "rows": rows, "tools": len(env.tools), "load_s": round(load_s, 3)},
+        "bundle": {
+            "tables": len(env.bundle.tables),
+            "rows": rows,
+            "tools": len(env.tools),
+            "load_s": round(load_s, 3),
+        },
         "create_ms": measure_create(env, sizes["create"]),
         "reset_us": measure_reset(env, sizes["reset"]),
         "inprocess": measure_calls(env, sizes["calls"]),
         "memory": measure_memory(env, sizes["memory"]),
         "leak": measure_leak(env, sizes["leak"]),
     }
-    report["http"] = asyncio.run(_http_throughput(bundle, sizes["sessions"], sizes["calls_per_session"]))
+    report["http"] = asyncio.run(
+        _http_throughput(bundle, sizes["sessions"], sizes["calls_per_session"])
+    )
     if official:
         off = asyncio.run(_official(bundle, sizes["official"]))
         report["official"] = off
         ours_create_ms = report["create_ms"]["median"]
         report["ratios"] = {
             "create_speedup_vs_official": round(off["ready_median_s"] * 1e3 / ours_create_ms, 1),
-            "create_speedup_vs_official_amortised": round(off["per_instance_create_ms"] / ours_create_ms, 1),
-            "memory_ratio_vs_official": round(
-                off["pss_per_instance_mib"] * 1024 / max(report["memory"]["per_instance_kib"], 1e-3), 1
+            "create_speedup_vs_official_amortised": round(
+                off["per_instance_create_ms"] / ours_create_ms, 1
             ),
-            "reset_speedup_vs_restart": round(off["ready_median_s"] * 1e6 / report["reset_us"]["median"], 1),
+            "memory_ratio_vs_official": round(
+                off["pss_per_instance_mib"]
+                * 1024
+                / max(report["memory"]["per_instance_kib"], 1e-3),
+                1,
+            ),
+            "reset_speedup_vs_restart": round(
+                off["ready_median_s"] * 1e6 / report["reset_us"]["median"], 1
+            ),
         }
     flat = {
         "reset_median_us": report["reset_us"]["median"],
@@ -296,7 +368,11 @@ def run_bench(*, quick: bool = False, official: bool = True, workdir: Path | Non
         **{k: v for k, v in report.get("ratios", {}).items() if k in TARGETS},
     }
     report["targets"] = {
-        k: {"value": flat[k], "target": f"{op} {bound}", "met": flat[k] <= bound if op == "<=" else flat[k] >= bound}
+        k: {
+            "value": flat[k],
+            "target": f"{op} {bound}",
+            "met": flat[k] <= bound if op == "<=" else flat[k] >= bound,
+        }
         for k, (op, bound) in TARGETS.items()
         if k in flat
     }
@@ -325,5 +401,8 @@ def format_report(report: dict[str, Any]) -> str:
             f"ratios   create x{r['create_speedup_vs_official']}, memory x{r['memory_ratio_vs_official']}, "
             f"reset vs restart x{r['reset_speedup_vs_restart']}",
         ]
-    lines.append("targets  " + ", ".join(f"{k} {'ok' if v['met'] else 'MISSED'}" for k, v in report["targets"].items()))
+    lines.append(
+        "targets  "
+        + ", ".join(f"{k} {'ok' if v['met'] else 'MISSED'}" for k, v in report["targets"].items())
+    )
     return "\n".join(lines)

@@ -37,25 +37,135 @@ def _t(name: str, entity: str, rows: int, *cols: Col, writable: bool = False) ->
 
 TABLES: tuple[Tbl, ...] = (
     _t("regions", "region", 12, Col("name", "TEXT")),
-    _t("departments", "department", 16, Col("name", "TEXT"), Col("region_id", "INTEGER", "regions")),
-    _t("employees", "employee", 200, Col("name", "TEXT"), Col("email", "TEXT"), Col("department_id", "INTEGER", "departments"), Col("salary", "INTEGER")),
-    _t("customers", "customer", 400, Col("name", "TEXT"), Col("email", "TEXT"), Col("region_id", "INTEGER", "regions"), Col("tier", "TEXT"), writable=True),
+    _t(
+        "departments", "department", 16, Col("name", "TEXT"), Col("region_id", "INTEGER", "regions")
+    ),
+    _t(
+        "employees",
+        "employee",
+        200,
+        Col("name", "TEXT"),
+        Col("email", "TEXT"),
+        Col("department_id", "INTEGER", "departments"),
+        Col("salary", "INTEGER"),
+    ),
+    _t(
+        "customers",
+        "customer",
+        400,
+        Col("name", "TEXT"),
+        Col("email", "TEXT"),
+        Col("region_id", "INTEGER", "regions"),
+        Col("tier", "TEXT"),
+        writable=True,
+    ),
     _t("suppliers", "supplier", 40, Col("name", "TEXT"), Col("region_id", "INTEGER", "regions")),
     _t("categories", "category", 20, Col("name", "TEXT")),
-    _t("products", "product", 300, Col("name", "TEXT"), Col("category_id", "INTEGER", "categories"), Col("supplier_id", "INTEGER", "suppliers"), Col("price_cents", "INTEGER"), writable=True),
+    _t(
+        "products",
+        "product",
+        300,
+        Col("name", "TEXT"),
+        Col("category_id", "INTEGER", "categories"),
+        Col("supplier_id", "INTEGER", "suppliers"),
+        Col("price_cents", "INTEGER"),
+        writable=True,
+    ),
     _t("warehouses", "warehouse", 8, Col("name", "TEXT"), Col("region_id", "INTEGER", "regions")),
-    _t("stock", "stock", 300, Col("product_id", "INTEGER", "products"), Col("warehouse_id", "INTEGER", "warehouses"), Col("quantity", "INTEGER")),
-    _t("orders", "order", 500, Col("customer_id", "INTEGER", "customers"), Col("status", "TEXT"), Col("created_at", "TEXT"), writable=True),
-    _t("order_items", "order_item", 600, Col("order_id", "INTEGER", "orders"), Col("product_id", "INTEGER", "products"), Col("quantity", "INTEGER")),
-    _t("shipments", "shipment", 150, Col("order_id", "INTEGER", "orders"), Col("warehouse_id", "INTEGER", "warehouses"), Col("status", "TEXT")),
-    _t("invoices", "invoice", 150, Col("order_id", "INTEGER", "orders"), Col("amount_cents", "INTEGER"), Col("status", "TEXT")),
-    _t("payments", "payment", 100, Col("invoice_id", "INTEGER", "invoices"), Col("amount_cents", "INTEGER"), Col("method", "TEXT")),
-    _t("tickets", "ticket", 120, Col("customer_id", "INTEGER", "customers"), Col("subject", "TEXT"), Col("status", "TEXT"), writable=True),
-    _t("ticket_comments", "ticket_comment", 200, Col("ticket_id", "INTEGER", "tickets"), Col("employee_id", "INTEGER", "employees"), Col("body", "TEXT")),
+    _t(
+        "stock",
+        "stock",
+        300,
+        Col("product_id", "INTEGER", "products"),
+        Col("warehouse_id", "INTEGER", "warehouses"),
+        Col("quantity", "INTEGER"),
+    ),
+    _t(
+        "orders",
+        "order",
+        500,
+        Col("customer_id", "INTEGER", "customers"),
+        Col("status", "TEXT"),
+        Col("created_at", "TEXT"),
+        writable=True,
+    ),
+    _t(
+        "order_items",
+        "order_item",
+        600,
+        Col("order_id", "INTEGER", "orders"),
+        Col("product_id", "INTEGER", "products"),
+        Col("quantity", "INTEGER"),
+    ),
+    _t(
+        "shipments",
+        "shipment",
+        150,
+        Col("order_id", "INTEGER", "orders"),
+        Col("warehouse_id", "INTEGER", "warehouses"),
+        Col("status", "TEXT"),
+    ),
+    _t(
+        "invoices",
+        "invoice",
+        150,
+        Col("order_id", "INTEGER", "orders"),
+        Col("amount_cents", "INTEGER"),
+        Col("status", "TEXT"),
+    ),
+    _t(
+        "payments",
+        "payment",
+        100,
+        Col("invoice_id", "INTEGER", "invoices"),
+        Col("amount_cents", "INTEGER"),
+        Col("method", "TEXT"),
+    ),
+    _t(
+        "tickets",
+        "ticket",
+        120,
+        Col("customer_id", "INTEGER", "customers"),
+        Col("subject", "TEXT"),
+        Col("status", "TEXT"),
+        writable=True,
+    ),
+    _t(
+        "ticket_comments",
+        "ticket_comment",
+        200,
+        Col("ticket_id", "INTEGER", "tickets"),
+        Col("employee_id", "INTEGER", "employees"),
+        Col("body", "TEXT"),
+    ),
 )
 
-STATUSES = {"orders": ["pending", "paid", "shipped", "cancelled"], "tickets": ["open", "pending", "closed"]}
-WORDS = "amber basil cedar delta ember fjord grove harbor iris juniper kelp lotus maple nova onyx pine quartz river sage tide".split()
+STATUSES = {
+    "orders": ["pending", "paid", "shipped", "cancelled"],
+    "tickets": ["open", "pending", "closed"],
+}
+WORDS = [
+    "amber",
+    "basil",
+    "cedar",
+    "delta",
+    "ember",
+    "fjord",
+    "grove",
+    "harbor",
+    "iris",
+    "juniper",
+    "kelp",
+    "lotus",
+    "maple",
+    "nova",
+    "onyx",
+    "pine",
+    "quartz",
+    "river",
+    "sage",
+    "tide",
+]
 
 
 def _value(rng: random.Random, table: Tbl, col: Col, i: int, counts: dict[str, int]) -> object:
@@ -142,17 +252,39 @@ def _app_py() -> str:
     ]
     for t in TABLES:
         cls = _class(t)
-        lines += ["", f"class {cls}(Base):", f'    __tablename__ = "{t.name}"', f"    {t.entity}_id: Mapped[int] = mapped_column(Integer, primary_key=True)"]
+        lines += [
+            "",
+            f"class {cls}(Base):",
+            f'    __tablename__ = "{t.name}"',
+            f"    {t.entity}_id: Mapped[int] = mapped_column(Integer, primary_key=True)",
+        ]
         for c in t.cols:
             py = "int" if c.sql == "INTEGER" else "str"
             if c.ref:
-                lines.append(f'    {c.name}: Mapped[int] = mapped_column(ForeignKey("{c.ref}.{TABLES_BY_NAME[c.ref].entity}_id"))')
+                lines.append(
+                    f'    {c.name}: Mapped[int] = mapped_column(ForeignKey("{c.ref}.{TABLES_BY_NAME[c.ref].entity}_id"))'
+                )
             else:
-                lines.append(f"    {c.name}: Mapped[{py}] = mapped_column({'Integer' if py == 'int' else 'String'})")
-        lines += ["", "", f"class {cls}Out(BaseModel):", "    model_config = ConfigDict(from_attributes=True)", f"    {t.entity}_id: int"]
+                lines.append(
+                    f"    {c.name}: Mapped[{py}] = mapped_column({'Integer' if py == 'int' else 'String'})"
+                )
+        lines += [
+            "",
+            "",
+            f"class {cls}Out(BaseModel):",
+            "    model_config = ConfigDict(from_attributes=True)",
+            f"    {t.entity}_id: int",
+        ]
         for c in t.cols:
             lines.append(f"    {c.name}: {'int' if c.sql == 'INTEGER' else 'str'}")
-        lines += ["", "", f"class {cls}Page(BaseModel):", f"    items: list[{cls}Out]", "    total: int", ""]
+        lines += [
+            "",
+            "",
+            f"class {cls}Page(BaseModel):",
+            f"    items: list[{cls}Out]",
+            "    total: int",
+            "",
+        ]
         lines += [
             "",
             f'@app.get("/{t.name}/{{{t.entity}_id}}", operation_id="get_{t.entity}", response_model={cls}Out)',
@@ -163,7 +295,15 @@ def _app_py() -> str:
             f'        raise HTTPException(404, f"{t.entity} {{{t.entity}_id}} not found; use list_{t.name} to find ids")',
             "    return row",
         ]
-        if t.name in ("customers", "products", "orders", "tickets", "employees", "shipments", "invoices"):
+        if t.name in (
+            "customers",
+            "products",
+            "orders",
+            "tickets",
+            "employees",
+            "shipments",
+            "invoices",
+        ):
             filt = next((c for c in t.cols if c.ref), None)
             fparam = f"{filt.name}: int | None = None, " if filt else ""
             lines += [
@@ -175,14 +315,19 @@ def _app_py() -> str:
                 f"    stmt = select({cls})",
             ]
             if filt:
-                lines += [f"    if {filt.name} is not None:", f"        stmt = stmt.where({cls}.{filt.name} == {filt.name})"]
+                lines += [
+                    f"    if {filt.name} is not None:",
+                    f"        stmt = stmt.where({cls}.{filt.name} == {filt.name})",
+                ]
             lines += [
                 "    total = db.scalar(select(func.count()).select_from(stmt.subquery()))",
                 f"    rows = db.scalars(stmt.order_by({cls}.{t.entity}_id).limit(limit).offset(offset)).all()",
                 f"    return {cls}Page(items=rows, total=total)",
             ]
         if t.writable:
-            field_lines = [f"    {c.name}: {'int' if c.sql == 'INTEGER' else 'str'}" for c in t.cols]
+            field_lines = [
+                f"    {c.name}: {'int' if c.sql == 'INTEGER' else 'str'}" for c in t.cols
+            ]
             lines += ["", "", f"class {cls}In(BaseModel):", *field_lines, ""]
             lines += [
                 "",
@@ -193,8 +338,16 @@ def _app_py() -> str:
             for c in t.cols:
                 if c.ref:
                     rc = _class(TABLES_BY_NAME[c.ref])
-                    lines += [f"    if db.get({rc}, body.{c.name}) is None:", f'        raise HTTPException(404, f"{c.ref} {{body.{c.name}}} not found")']
-            lines += [f"    row = {cls}(**body.model_dump())", "    db.add(row)", "    db.commit()", "    return row"]
+                    lines += [
+                        f"    if db.get({rc}, body.{c.name}) is None:",
+                        f'        raise HTTPException(404, f"{c.ref} {{body.{c.name}}} not found")',
+                    ]
+            lines += [
+                f"    row = {cls}(**body.model_dump())",
+                "    db.add(row)",
+                "    db.commit()",
+                "    return row",
+            ]
             status = next((c for c in t.cols if c.name == "status"), None)
             if status:
                 choices = STATUSES.get(t.name, ["new", "done", "failed"])

@@ -25,11 +25,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from awm_core.models import EnvironmentManifest, Task, ToolSpec
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from pydantic import TypeAdapter, ValidationError
 
+from awm_core.models import EnvironmentManifest, Task, ToolSpec
 from awm_envs.errors import BundleError, BundleProblem
 from awm_envs.sqlscript import clock_reads, run_script
 from awm_envs.toolspecs import ToolDerivationError, derive_tool_specs
@@ -92,7 +92,9 @@ def _read_json(path: Path, problems: list[BundleProblem]) -> Any:
         problems.append(BundleProblem(path.name, "", f"cannot read: {exc}"))
     except json.JSONDecodeError as exc:
         problems.append(
-            BundleProblem(path.name, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}")
+            BundleProblem(
+                path.name, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}"
+            )
         )
     return None
 
@@ -110,7 +112,9 @@ def compile_template(
     try:
         conn.execute("PRAGMA foreign_keys = ON")
         for stmt, err in run_script(conn, schema_sql):
-            sink.append(BundleProblem(SCHEMA_SQL, f"statement {stmt.index} (line {stmt.line})", err))
+            sink.append(
+                BundleProblem(SCHEMA_SQL, f"statement {stmt.index} (line {stmt.line})", err)
+            )
         for stmt, err in run_script(conn, seed_sql):
             sink.append(BundleProblem(SEED_SQL, f"statement {stmt.index} (line {stmt.line})", err))
         for stmt, what in clock_reads(seed_sql):
@@ -125,7 +129,11 @@ def compile_template(
         conn.commit()
         for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check").fetchall()[:20]:
             sink.append(
-                BundleProblem(SEED_SQL, f"{table} rowid {rowid}", f"foreign key to {parent} has no matching row")
+                BundleProblem(
+                    SEED_SQL,
+                    f"{table} rowid {rowid}",
+                    f"foreign key to {parent} has no matching row",
+                )
             )
         tables = [
             r[0]
@@ -174,7 +182,10 @@ def _import_problem(exc: BaseException, app_path: Path) -> BundleProblem:
         where = f"line {exc.lineno}"
     else:
         for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-            if Path(frame.filename).name == APP_PY and Path(frame.filename).resolve() == app_path.resolve():
+            if (
+                Path(frame.filename).name == APP_PY
+                and Path(frame.filename).resolve() == app_path.resolve()
+            ):
                 where = f"line {frame.lineno}"
                 break
     return BundleProblem(APP_PY, where or "import", f"import failed: {type(exc).__name__}: {exc}")
@@ -189,13 +200,21 @@ def _check_routes(app: FastAPI, problems: list[BundleProblem]) -> None:
         op = route.operation_id
         if not op:
             problems.append(
-                BundleProblem(APP_PY, label, "has no operation_id; set operation_id='<tool_name>' on the decorator")
+                BundleProblem(
+                    APP_PY,
+                    label,
+                    "has no operation_id; set operation_id='<tool_name>' on the decorator",
+                )
             )
             continue
         if not _TOOL_NAME_RE.match(op):
-            problems.append(BundleProblem(APP_PY, label, f"operation_id {op!r} is not a valid tool name"))
+            problems.append(
+                BundleProblem(APP_PY, label, f"operation_id {op!r} is not a valid tool name")
+            )
         if op in seen:
-            problems.append(BundleProblem(APP_PY, label, f"operation_id {op!r} is also used by {seen[op]}"))
+            problems.append(
+                BundleProblem(APP_PY, label, f"operation_id {op!r} is also used by {seen[op]}")
+            )
         seen[op] = label
 
 
@@ -206,7 +225,9 @@ def _verifier_names(path: Path, problems: list[BundleProblem]) -> list[str]:
     try:
         tree = ast.parse(file.read_text(encoding="utf-8"), filename=VERIFIERS_PY)
     except SyntaxError as exc:
-        problems.append(BundleProblem(VERIFIERS_PY, f"line {exc.lineno}", f"syntax error: {exc.msg}"))
+        problems.append(
+            BundleProblem(VERIFIERS_PY, f"line {exc.lineno}", f"syntax error: {exc.msg}")
+        )
         return []
     return [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
 
@@ -255,12 +276,16 @@ def load_bundle(path: str | Path) -> Bundle:
         if module is not None:
             app = getattr(module, "app", None)
             if not isinstance(app, FastAPI):
-                problems.append(BundleProblem(APP_PY, "app", "no module-level `app = FastAPI(...)`"))
+                problems.append(
+                    BundleProblem(APP_PY, "app", "no module-level `app = FastAPI(...)`")
+                )
                 app = None
             get_db = getattr(module, "get_db", None)
             if not callable(get_db):
                 problems.append(
-                    BundleProblem(APP_PY, "get_db", "no module-level `get_db()` dependency yielding a Session")
+                    BundleProblem(
+                        APP_PY, "get_db", "no module-level `get_db()` dependency yielding a Session"
+                    )
                 )
                 get_db = None
             if app is not None:
@@ -269,7 +294,9 @@ def load_bundle(path: str | Path) -> Bundle:
     tools: list[ToolSpec] = []
     route_names: set[str] = set()
     if app is not None:
-        route_names = {r.operation_id for r in app.routes if isinstance(r, APIRoute) and r.operation_id}
+        route_names = {
+            r.operation_id for r in app.routes if isinstance(r, APIRoute) and r.operation_id
+        }
         try:
             tools = derive_tool_specs(app)
         except ToolDerivationError as exc:
@@ -287,10 +314,16 @@ def load_bundle(path: str | Path) -> Bundle:
             for i, spec in enumerate(tools):
                 if app is not None and spec.name not in route_names:
                     problems.append(
-                        BundleProblem(TOOLS_JSON, f"tools.{i}.name", f"{spec.name!r} matches no route's operation_id in app.py")
+                        BundleProblem(
+                            TOOLS_JSON,
+                            f"tools.{i}.name",
+                            f"{spec.name!r} matches no route's operation_id in app.py",
+                        )
                     )
     if app is not None and not tools and not any(p.file == APP_PY for p in problems):
-        problems.append(BundleProblem(APP_PY, "routes", "defines no tools (no routes with an operation_id)"))
+        problems.append(
+            BundleProblem(APP_PY, "routes", "defines no tools (no routes with an operation_id)")
+        )
 
     verifier_names = _verifier_names(root, problems)
     tasks: list[Task] = []
@@ -305,7 +338,9 @@ def load_bundle(path: str | Path) -> Bundle:
         seen_ids: set[str] = set()
         for i, task in enumerate(tasks):
             if task.id in seen_ids:
-                problems.append(BundleProblem(TASKS_JSON, f"tasks.{i}.id", f"duplicate task id {task.id!r}"))
+                problems.append(
+                    BundleProblem(TASKS_JSON, f"tasks.{i}.id", f"duplicate task id {task.id!r}")
+                )
             seen_ids.add(task.id)
             for j, step in enumerate(task.reference_solution or []):
                 if tool_names and step.tool not in tool_names:
@@ -357,11 +392,23 @@ def bundle_layout_schema() -> dict[str, Any]:
         "additionalProperties": False,
         "properties": {
             MANIFEST: {"$ref": "urn:awm:schema:manifest:v1"},
-            SCHEMA_SQL: {"type": "string", "description": "SQLite DDL: CREATE TABLE / CREATE INDEX."},
-            SEED_SQL: {"type": "string", "description": "Deterministic INSERTs in foreign-key order."},
-            APP_PY: {"type": "string", "description": "Python source: module-level `app` and `get_db`."},
+            SCHEMA_SQL: {
+                "type": "string",
+                "description": "SQLite DDL: CREATE TABLE / CREATE INDEX.",
+            },
+            SEED_SQL: {
+                "type": "string",
+                "description": "Deterministic INSERTs in foreign-key order.",
+            },
+            APP_PY: {
+                "type": "string",
+                "description": "Python source: module-level `app` and `get_db`.",
+            },
             TOOLS_JSON: {"type": "array", "items": {"$ref": "urn:awm:schema:tool-spec:v1"}},
             TASKS_JSON: {"type": "array", "items": {"$ref": "urn:awm:schema:task:v1"}},
-            VERIFIERS_PY: {"type": "string", "description": "Python source: one function per task verifier."},
+            VERIFIERS_PY: {
+                "type": "string",
+                "description": "Python source: one function per task verifier.",
+            },
         },
     }

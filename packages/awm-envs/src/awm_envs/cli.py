@@ -72,7 +72,12 @@ def list_command(as_json: bool, catalogs: list[Path]) -> None:
 
 @envs.command(name="show")
 @click.argument("env")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (manifest, tools with schemas, tables, tasks).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON (manifest, tools with schemas, tables, tasks).",
+)
 @catalog_option
 def show_command(env: str, as_json: bool, catalogs: list[Path]) -> None:
     """Show an environment: manifest, tools, tables and tasks."""
@@ -98,8 +103,13 @@ def show_command(env: str, as_json: bool, catalogs: list[Path]) -> None:
     click.echo(f"{m.id}: {m.name} ({m.category}, v{m.version})\n{m.description}\n{e.path}\n")
     click.echo(f"tools ({len(e.tools)}):")
     for t in e.tools:
-        click.echo(f"  {signature(t)}\n      {t.description.splitlines()[0] if t.description else ''}")
-    click.echo(f"\ntables ({len(tables)}, {sum(tables.values())} rows): " + ", ".join(f"{k}={v}" for k, v in tables.items()))
+        click.echo(
+            f"  {signature(t)}\n      {t.description.splitlines()[0] if t.description else ''}"
+        )
+    click.echo(
+        f"\ntables ({len(tables)}, {sum(tables.values())} rows): "
+        + ", ".join(f"{k}={v}" for k, v in tables.items())
+    )
     click.echo(f"tasks ({len(e.tasks)}): " + ", ".join(t.id for t in e.tasks))
 
 
@@ -124,12 +134,18 @@ def call_command(env: str, tool: str, args_json: str, as_json: bool, catalogs: l
         result = inst.call_tool_sync(tool, arguments)
         changes = diff_images(before, inst.snapshot())
     if as_json:
-        _emit_json({"result": result.model_dump(mode="json"), "diff": [d.to_dict() for d in changes]})
+        _emit_json(
+            {"result": result.model_dump(mode="json"), "diff": [d.to_dict() for d in changes]}
+        )
     else:
         status = f"ERROR ({result.error_type})" if result.is_error else "ok"
         click.echo(f"{tool}: {status} in {result.latency_s * 1000:.2f} ms")
         content = result.content
-        click.echo(content if isinstance(content, str) else json.dumps(content, indent=2, ensure_ascii=False))
+        click.echo(
+            content
+            if isinstance(content, str)
+            else json.dumps(content, indent=2, ensure_ascii=False)
+        )
         if changes:
             click.echo("\ndatabase changes:")
             for d in changes:
@@ -139,7 +155,11 @@ def call_command(env: str, tool: str, args_json: str, as_json: bool, catalogs: l
                 for row in d.removed:
                     click.echo(f"    - {row}")
                 for ch in d.changed:
-                    delta = {k: (ch['before'][k], v) for k, v in ch["after"].items() if ch["before"].get(k) != v}
+                    delta = {
+                        k: (ch["before"][k], v)
+                        for k, v in ch["after"].items()
+                        if ch["before"].get(k) != v
+                    }
                     click.echo(f"    ~ {ch['key']}: {delta}")
         else:
             click.echo("\nno database changes")
@@ -152,12 +172,37 @@ def call_command(env: str, tool: str, args_json: str, as_json: bool, catalogs: l
 @click.option("--stdio", is_flag=True, help="Serve one client over stdin/stdout.")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-@click.option("--idle-timeout", default=1800.0, show_default=True, type=float, help="Seconds before an idle instance is closed.")
-@click.option("--workers", default=0, show_default=True, type=int, help="Run tool code in N sandbox worker processes (0: in-process).")
-@click.option("--call-timeout", default=10.0, show_default=True, type=float, help="Per-call limit in sandbox workers.")
+@click.option(
+    "--idle-timeout",
+    default=1800.0,
+    show_default=True,
+    type=float,
+    help="Seconds before an idle instance is closed.",
+)
+@click.option(
+    "--workers",
+    default=0,
+    show_default=True,
+    type=int,
+    help="Run tool code in N sandbox worker processes (0: in-process).",
+)
+@click.option(
+    "--call-timeout",
+    default=10.0,
+    show_default=True,
+    type=float,
+    help="Per-call limit in sandbox workers.",
+)
 @catalog_option
 def serve_command(
-    env: str, stdio: bool, host: str, port: int, idle_timeout: float, workers: int, call_timeout: float, catalogs: list[Path]
+    env: str,
+    stdio: bool,
+    host: str,
+    port: int,
+    idle_timeout: float,
+    workers: int,
+    call_timeout: float,
+    catalogs: list[Path],
 ) -> None:
     """Serve ENV over MCP: --stdio, or streamable HTTP at http://HOST:PORT/mcp (one instance per session)."""
     from awm_envs.environment import load_environment
@@ -186,7 +231,9 @@ def serve_command(
                 port=port,
                 idle_timeout=idle_timeout,
                 factory=factory,
-                ready=lambda p: click.echo(f"serving {e.id} at http://{host}:{p}/mcp (and /mcp/i/{{id}})", err=True),
+                ready=lambda p: click.echo(
+                    f"serving {e.id} at http://{host}:{p}/mcp (and /mcp/i/{{id}})", err=True
+                ),
             )
         finally:
             if pool is not None:
@@ -198,7 +245,9 @@ def serve_command(
 @envs.command(name="bench")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 @click.option("--quick", is_flag=True, help="Small sizes (seconds): for tests and smoke checks.")
-@click.option("--official/--no-official", default=True, help="Also measure one server process per instance.")
+@click.option(
+    "--official/--no-official", default=True, help="Also measure one server process per instance."
+)
 def bench_command(as_json: bool, quick: bool, official: bool) -> None:
     """Measure create/reset/call latency, throughput and memory against process-per-instance."""
     from awm_envs.bench import format_report, run_bench

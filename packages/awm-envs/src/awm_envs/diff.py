@@ -20,7 +20,12 @@ class TableDiff:
         return bool(self.added or self.removed or self.changed)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"table": self.table, "added": self.added, "removed": self.removed, "changed": self.changed}
+        return {
+            "table": self.table,
+            "added": self.added,
+            "removed": self.removed,
+            "changed": self.changed,
+        }
 
 
 def _open(image: bytes) -> sqlite3.Connection:

@@ -119,13 +119,16 @@ def classify(tool: str, exc: BaseException) -> ToolFailure:
         return exc
     if isinstance(exc, MemoryError):
         return ToolFailure(
-            500, f"{tool} ran out of memory (the worker's memory limit); the call was rolled back",
+            500,
+            f"{tool} ran out of memory (the worker's memory limit); the call was rolled back",
             "environment_error",
         )
     if isinstance(exc, HTTPException):
         return ToolFailure(exc.status_code, _detail_text(exc.detail))
     if isinstance(exc, RequestValidationError):
-        return ToolFailure(422, f"invalid arguments for {tool}: {_describe_validation(exc.errors())}")
+        return ToolFailure(
+            422, f"invalid arguments for {tool}: {_describe_validation(exc.errors())}"
+        )
     if isinstance(exc, ResponseValidationError):
         return ToolFailure(
             500,
@@ -158,8 +161,8 @@ def _kind(call: Callable[..., Any]) -> str:
     import inspect
 
     target = call
-    if not (inspect.isfunction(call) or inspect.ismethod(call)) and hasattr(call, "__call__"):
-        target = call.__call__  # type: ignore[operator]
+    if not (inspect.isfunction(call) or inspect.ismethod(call)) and callable(call):
+        target = type(call).__call__  # a callable instance used as a dependency
     if inspect.isasyncgenfunction(target):
         return "agen"
     if inspect.isgeneratorfunction(target):
@@ -173,9 +176,7 @@ class Unsupported(Exception):
     """The direct path cannot run this route; the ASGI path will."""
 
 
-def _build_node(
-    dependant: Dependant, overrides: Mapping[Any, Any], is_root: bool = False
-) -> _Node:
+def _build_node(dependant: Dependant, overrides: Mapping[Any, Any], is_root: bool = False) -> _Node:
     for attr in _SPECIAL:
         if getattr(dependant, attr, None):
             raise Unsupported(attr)
@@ -240,7 +241,9 @@ class DirectPlan:
             elif child.kind == "gen":
                 value = stack.enter_context(contextmanager(child.call)(**sub_values))
             elif child.kind == "agen":
-                value = await stack.enter_async_context(asynccontextmanager(child.call)(**sub_values))
+                value = await stack.enter_async_context(
+                    asynccontextmanager(child.call)(**sub_values)
+                )
             elif child.kind == "async":
                 value = await child.call(**sub_values)
             else:
@@ -332,9 +335,15 @@ class AsgiPlan:
                 for v in values:
                     query.append((key, json.dumps(v) if isinstance(v, bool | dict) else str(v)))
         body_args = {
-            k: v for k, v in args.items() if k not in self.path_params and k not in self.query_params
+            k: v
+            for k, v in args.items()
+            if k not in self.path_params and k not in self.query_params
         }
-        body = json.dumps(body_args).encode() if self.method not in ("GET", "HEAD", "DELETE") or body_args else b""
+        body = (
+            json.dumps(body_args).encode()
+            if self.method not in ("GET", "HEAD", "DELETE") or body_args
+            else b""
+        )
         scope = {
             "type": "http",
             "asgi": {"version": "3.0"},
@@ -345,7 +354,10 @@ class AsgiPlan:
             "raw_path": path.encode(),
             "root_path": "",
             "query_string": urlencode(query).encode(),
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
             "client": ("awm", 0),
             "server": ("awm", 80),
             "state": {},
@@ -379,7 +391,9 @@ Plan = DirectPlan | AsgiPlan
 
 
 def build_plans(
-    app: FastAPI, tool_names: list[str], bindings: Mapping[str, tuple[str, str, frozenset[str], frozenset[str]]]
+    app: FastAPI,
+    tool_names: list[str],
+    bindings: Mapping[str, tuple[str, str, frozenset[str], frozenset[str]]],
 ) -> dict[str, Plan]:
     """A plan per tool: direct where possible, ASGI otherwise."""
     plans: dict[str, Plan] = {}

@@ -13,12 +13,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from awm_core.models import Task, ToolSpec
 from jsonschema import Draft202012Validator
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import sessionmaker
 from sqlalchemy.pool import NullPool
 
+from awm_core.models import Task, ToolSpec
 from awm_envs.argcheck import make_validator
 from awm_envs.bundle import Bundle, load_bundle
 from awm_envs.dispatch import Plan, bound_session, build_plans

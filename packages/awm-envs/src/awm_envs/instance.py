@@ -17,7 +17,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from awm_core.models import ToolResult, ToolSpec
-
 from awm_envs.argcheck import check_arguments
 from awm_envs.coro import run_sync, step
 from awm_envs.dispatch import _SESSION, ToolFailure, classify

@@ -26,10 +26,10 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from awm_core.models import ToolResult, ToolSpec
 from mcp.server import Server
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from awm_core.models import ToolResult, ToolSpec
 from awm_envs.environment import Environment
 
 INSTANCE_SCOPE_KEY = "awm.instance_id"
@@ -68,6 +68,9 @@ class InstanceDirectory:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
 
     def keys(self) -> list[str]:
         return list(self._entries)
@@ -115,10 +118,16 @@ def to_mcp_result(result: ToolResult) -> types.CallToolResult:
             meta={"awm/error_type": result.error_type},
         )
     payload = result.content
-    text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False, default=str)
+    text = (
+        payload
+        if isinstance(payload, str)
+        else json.dumps(payload, ensure_ascii=False, default=str)
+    )
     structured = payload if isinstance(payload, dict) else None
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=structured, is_error=False
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=structured,
+        is_error=False,
     )
 
 
@@ -166,7 +175,11 @@ def build_server(
             instance = await directory.get(key)
             result = await instance.call_tool(params.name, params.arguments or {})
         except Exception as exc:  # the instance could not even be created
-            result = ToolResult(content=f"environment unavailable: {exc}", is_error=True, error_type="environment_error")
+            result = ToolResult(
+                content=f"environment unavailable: {exc}",
+                is_error=True,
+                error_type="environment_error",
+            )
         if key.startswith("r:"):
             await directory.close(key)
         return to_mcp_result(result)
@@ -218,14 +231,23 @@ class _InstancePathRouter:
                 scope["path"] = self.path
                 scope["raw_path"] = self.path.encode()
         elif scope["type"] == "http" and scope["path"] == self.path and scope["method"] == "POST":
-            version = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"mcp-protocol-version"), None)
+            version = next(
+                (v.decode("latin-1") for k, v in scope["headers"] if k == b"mcp-protocol-version"),
+                None,
+            )
             if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
                 await self._refuse_sessionless(receive, send)
                 return
         await self.app(scope, receive, send)
-        if scope["type"] == "http" and scope.get("method") == "DELETE" and self.directory is not None:
+        if (
+            scope["type"] == "http"
+            and scope.get("method") == "DELETE"
+            and self.directory is not None
+        ):
             # the client closed its session: free its instance now rather than at the idle timeout
-            session_id = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"mcp-session-id"), None)
+            session_id = next(
+                (v.decode("latin-1") for k, v in scope["headers"] if k == b"mcp-session-id"), None
+            )
             if session_id:
                 await self.directory.close(f"s:{session_id}")
 
@@ -255,7 +277,10 @@ class _InstancePathRouter:
             {
                 "type": "http.response.start",
                 "status": 200,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
             }
         )
         await send({"type": "http.response.body", "body": body})
@@ -312,6 +337,7 @@ async def serve_http(
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     if ready is not None:
+
         async def _announce() -> None:
             while not server.started:
                 await anyio.sleep(0.01)

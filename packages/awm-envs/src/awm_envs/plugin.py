@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import click
+
 from awm_core.hookspecs import Register, hookimpl
 
 
@@ -19,9 +22,8 @@ def register_commands(cli: click.Group) -> None:
     """``awm envs ...``; other modules may attach sub-commands to the same group."""
     from awm_envs.cli import envs
 
-    try:  # `awm envs validate`, written separately; absent in some builds
+    with contextlib.suppress(ImportError):  # `awm envs validate`, written separately
         import awm_envs.validate_cli  # noqa: F401
-    except ImportError:
-        pass
     import awm_envs.awm1k_cli  # noqa: F401  (import-awm / export-awm)
+
     cli.add_command(envs)

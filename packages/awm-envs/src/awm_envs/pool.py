@@ -60,7 +60,11 @@ class EnvPool:
             return self
         self._started = True
         if self.workers <= 0:
-            env = self.env_ref if isinstance(self.env_ref, Environment) else load_environment(self.env_ref)
+            env = (
+                self.env_ref
+                if isinstance(self.env_ref, Environment)
+                else load_environment(self.env_ref)
+            )
             self._all = [env.instance() for _ in range(self.size)]
         else:
             ref = self.env_ref.path if isinstance(self.env_ref, Environment) else self.env_ref
@@ -70,8 +74,8 @@ class EnvPool:
                     "(the Ray backend is not implemented yet)"
                 )
             self.worker_pool = WorkerPool(
-                    self.workers, call_timeout=self.call_timeout, memory_limit=self.memory_limit
-                )
+                self.workers, call_timeout=self.call_timeout, memory_limit=self.memory_limit
+            )
             await self.worker_pool.start()
             self._all = []
             for _ in range(self.size):  # sequential per worker round keeps the load balanced

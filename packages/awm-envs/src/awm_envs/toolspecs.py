@@ -12,8 +12,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from awm_core.models import ToolSpec
 from fastapi import FastAPI
+
+from awm_core.models import ToolSpec
 
 _REF_PREFIX = "#/components/schemas/"
 _SUCCESS_CODES = ("200", "201", "202", "203", "204")

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from awm_core.models import ToolResult
-
 from awm_envs.bundle import load_bundle
 from awm_envs.environment import Environment
 from awm_envs.errors import BundleError
@@ -56,7 +55,12 @@ class WorkerState:
             iid, name, arguments = args
             inst = self.instances.get(iid)
             if inst is None:
-                return (f"instance {iid} does not exist in this worker", True, "environment_error", 0.0)
+                return (
+                    f"instance {iid} does not exist in this worker",
+                    True,
+                    "environment_error",
+                    0.0,
+                )
             return result_tuple(inst.call_tool_sync(name, arguments))
         if op == "create":
             path, iid = args

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from awm_core.models import ToolResult, ToolSpec
-
 from awm_envs.errors import PoolClosedError
 from awm_envs.instance import error_result
 from awm_envs.sources import resolve_env
@@ -99,7 +98,9 @@ class WorkerPool:
         """Start every worker (in parallel) and wait until each answers a ping."""
         loop = asyncio.get_running_loop()
         self.workers = list(
-            await asyncio.gather(*(loop.run_in_executor(None, self._spawn, i) for i in range(self.size)))
+            await asyncio.gather(
+                *(loop.run_in_executor(None, self._spawn, i) for i in range(self.size))
+            )
         )
         for w in self.workers:
             self._watch(w)
@@ -123,7 +124,10 @@ class WorkerPool:
     def _spawn(self, index: int) -> WorkerHandle:
         parent, child = self._ctx.Pipe(duplex=True)
         proc = self._ctx.Process(  # type: ignore[attr-defined]
-            target=worker_main, args=(child, self.memory_limit), name=f"awm-worker-{index}", daemon=True
+            target=worker_main,
+            args=(child, self.memory_limit),
+            name=f"awm-worker-{index}",
+            daemon=True,
         )
         proc.start()
         child.close()
@@ -170,7 +174,9 @@ class WorkerPool:
         self._watch(fresh)
         self.replaced += 1
 
-    async def _request(self, w: WorkerHandle, op: str, args: tuple[Any, ...], timeout: float) -> Any:
+    async def _request(
+        self, w: WorkerHandle, op: str, args: tuple[Any, ...], timeout: float
+    ) -> Any:
         """One request/answer with a deadline; a missed deadline kills the worker."""
         async with w.lock:
             if not w.alive:
@@ -268,7 +274,9 @@ class RemoteInstance:
             )
         w = self.worker
         try:
-            value = await self.pool._request(w, "call", (self.id, name, arguments), self.pool.call_timeout)
+            value = await self.pool._request(
+                w, "call", (self.id, name, arguments), self.pool.call_timeout
+            )
         except TimeoutError:
             await self.pool._on_failure(w)
             return error_result(

@@ -95,7 +95,13 @@ def write_bundle(
 
 
 def runtime_problems(path: Path) -> list[str]:
-    """Load the bundle with the awm-envs runtime; its problems as strings (empty when it loads)."""
+    """Load the bundle with the awm-envs runtime and validate every task there.
+
+    The runtime's validator replays each reference solution through the real
+    instance API (not this package's harness), checks the initial state is
+    not already complete and that the wrong solution fails. Before that
+    validator existed only the loader ran; both are used when importable.
+    """
     from awm_envs.bundle import load_bundle
     from awm_envs.errors import BundleError
 
@@ -103,4 +109,13 @@ def runtime_problems(path: Path) -> list[str]:
         load_bundle(path)
     except BundleError as exc:
         return [str(p) for p in exc.problems]
-    return []
+    try:
+        from awm_envs.validate import validate_environment
+    except ImportError:  # an older awm-envs: loading is all we can check
+        return []
+    result = validate_environment(path)
+    problems = list(result.problems)
+    for task in result.tasks:
+        if not task.passed:
+            problems.append(f"task {task.task_id}: " + ("; ".join(task.problems) or "failed validation"))
+    return problems

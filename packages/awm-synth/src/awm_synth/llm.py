@@ -53,6 +53,8 @@ class SynthLLM:
         self.requests_sent = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        # (monotonic time, requests in flight) at every change: benchmarks read saturation from it.
+        self.timeline: list[tuple[float, int]] = []
         # A semaphore belongs to one event loop; tests and the CLI may run several loops.
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
@@ -95,6 +97,7 @@ class SynthLLM:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self.requests_sent += 1
+            self.timeline.append((time.monotonic(), self.in_flight))
             try:
                 response = await self.backend.chat(
                     tagged,
@@ -104,6 +107,7 @@ class SynthLLM:
                 )
             finally:
                 self.in_flight -= 1
+                self.timeline.append((time.monotonic(), self.in_flight))
         waited = time.perf_counter() - started
         stats.llm_wait_s += waited
         if self.cache is not None:

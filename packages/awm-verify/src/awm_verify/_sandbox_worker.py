@@ -350,6 +350,7 @@ def _readonly_connect(database: Any, *args: Any, **kwargs: Any) -> sqlite3.Conne
         raise _violate(f"connecting to database {str(database)!r}")
     keep = {k: v for k, v in kwargs.items() if k in ("timeout", "detect_types", "isolation_level")}
     STATE.trusted_connect = True
+    conn: sqlite3.Connection
     try:
         if target is None:
             conn = sqlite3.connect(":memory:", **keep)
@@ -462,10 +463,12 @@ def _error(kind: str, message: str, tb: str | None = None) -> dict[str, Any]:
 
 
 def _classify(exc: BaseException) -> dict[str, Any]:
-    if isinstance(exc, CpuLimitExceeded) or STATE.cpu_exceeded:
+    if isinstance(exc, CpuLimitExceeded):
         return _error("timeout", "the verifier exceeded its CPU time limit")
     if isinstance(exc, MemoryError) or "out of memory" in str(exc).lower():
         return _error("memory", "the verifier exceeded its memory limit", _verifier_traceback(exc))
+    if STATE.cpu_exceeded:  # a runaway query interrupted by the progress handler
+        return _error("timeout", "the verifier exceeded its CPU time limit")
     if STATE.violations:
         return _error("forbidden", STATE.violations[0], _verifier_traceback(exc))
     if isinstance(exc, ForbiddenImportError):

@@ -47,10 +47,25 @@ class VerifierSignatureError(AWMError):
 class VerifierAdapter(Protocol):
     """How to call one verifier convention and read its output."""
 
-    name: str
-    call_style: CallStyle
-    passes_final_answer: bool
-    priority: int  # lower is tried first
+    @property
+    def name(self) -> str:
+        """The name it is registered under."""
+        ...
+
+    @property
+    def call_style(self) -> CallStyle:
+        """``connections`` (read-only sqlite3 connections) or ``paths`` (file copies)."""
+        ...
+
+    @property
+    def passes_final_answer(self) -> bool:
+        """Whether the third argument is the agent's final answer."""
+        ...
+
+    @property
+    def priority(self) -> int:
+        """Order in which adapters are tried; lower first."""
+        ...
 
     def matches(self, function_name: str, params: list[str]) -> bool:
         """Whether a function with this name and these parameter names uses this convention."""

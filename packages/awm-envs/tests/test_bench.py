@@ -1,0 +1,41 @@
+"""The benchmark runs end to end in quick mode and reports every figure the issue asks for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from awm_envs.bench import format_report, run_bench
+from awm_envs.benchenv import write_bench_bundle
+from awm_envs.bundle import load_bundle
+
+
+def test_bench_bundle_is_big_enough(tmp_path: Path) -> None:
+    bundle = load_bundle(write_bench_bundle(tmp_path))
+    assert len(bundle.tables) >= 15 and len(bundle.tools) >= 20
+    assert (
+        write_bench_bundle(tmp_path / "again").joinpath("seed.sql").read_text()
+        == (tmp_path / "bench_backoffice" / "seed.sql").read_text()
+    )  # deterministic
+
+
+@pytest.mark.slow
+def test_quick_bench_reports_everything(tmp_path: Path) -> None:
+    report = run_bench(quick=True, official=True, workdir=tmp_path)
+    assert report["bundle"]["rows"] >= 2000
+    for key in (
+        "create_ms",
+        "reset_us",
+        "inprocess",
+        "memory",
+        "leak",
+        "http",
+        "official",
+        "ratios",
+        "targets",
+    ):
+        assert key in report
+    assert report["http"]["errors"] == 0
+    assert report["targets"]["reset_median_us"]["met"]
+    assert "ratios" in format_report(report)

@@ -1,0 +1,55 @@
+"""Sandbox workers: a hang, a crash or the memory limit costs one worker, never the pool."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from awm_envs.workers import WorkerPool
+
+
+def test_hang_and_crash_are_environment_errors_and_workers_are_replaced(hostile_path: Path) -> None:
+    async def run() -> None:
+        async with WorkerPool(2, call_timeout=1.5, memory_limit=None) as pool:
+            victim = await pool.create(hostile_path)
+            bystander = await pool.create(hostile_path)
+            assert victim.worker is not bystander.worker
+            assert not (await bystander.call_tool("checkout_copy", {"copy_id": 4})).is_error
+            bystander_image = await bystander.snapshot()
+            old_pid = victim.pid
+
+            hung = await victim.call_tool("debug_hang", {})
+            assert hung.is_error and hung.error_type == "environment_error"
+            assert "did not finish" in hung.content
+            assert pool.replaced == 1 and pool.workers[victim.worker.index].pid != old_pid
+            lost = await victim.call_tool("get_book", {"book_id": 1})
+            assert lost.error_type == "environment_error" and "reset()" in lost.content
+            await victim.reset()  # recreated on a live worker, from the template
+            assert not (await victim.call_tool("get_book", {"book_id": 1})).is_error
+
+            crashed = await victim.call_tool("debug_crash", {})
+            assert crashed.error_type == "environment_error" and "crashed" in crashed.content
+            assert pool.replaced == 2
+
+            assert await bystander.snapshot() == bystander_image
+            assert not (await bystander.call_tool("get_book", {"book_id": 2})).is_error
+
+    asyncio.run(run())
+
+
+def test_memory_limit_turns_a_hog_into_an_error(hostile_path: Path) -> None:
+    async def run() -> None:
+        async with WorkerPool(1, call_timeout=20, memory_limit=1024**3) as pool:
+            inst = await pool.create(hostile_path)
+            assert not (await inst.call_tool("checkout_copy", {"copy_id": 4})).is_error
+            image = await inst.snapshot()
+            hog = await inst.call_tool("debug_hog", {"megabytes": 4096})
+            assert hog.is_error and hog.error_type == "environment_error"
+            assert "memory" in hog.content
+            # the worker survived (MemoryError was caught) or was replaced; either way the pool works
+            if pool.replaced == 0:
+                assert await inst.snapshot() == image
+            other = await pool.create(hostile_path)
+            assert not (await other.call_tool("get_book", {"book_id": 1})).is_error
+
+    asyncio.run(run())
