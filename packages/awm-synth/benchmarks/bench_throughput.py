@@ -27,7 +27,6 @@ from awm_core.models import Scenario
 
 def _serve(latency: float, port_queue: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
     from awm_core.llm.scripted_server import ScriptedOpenAIServer
-
     from awm_synth.replay import replay_responder
 
     with ScriptedOpenAIServer(replay_responder(), latency_s=latency, model="replay") as server:
@@ -40,18 +39,28 @@ def _scenarios(n: int) -> list[Scenario]:
 
     bases = recorded_scenarios()
     return [
-        Scenario(name=f"{bases[i % len(bases)]}__{i:04d}", description=f"clone {i} of {bases[i % len(bases)]}", category="bench")
+        Scenario(
+            name=f"{bases[i % len(bases)]}__{i:04d}",
+            description=f"clone {i} of {bases[i % len(bases)]}",
+            category="bench",
+        )
         for i in range(n)
     ]
 
 
-def _saturated_rate(timeline: list[tuple[float, int]], concurrency: int) -> tuple[float, float, int]:
+def _saturated_rate(
+    timeline: list[tuple[float, int]], concurrency: int
+) -> tuple[float, float, int]:
     """Requests completed per second while ``concurrency`` requests were in flight."""
     full = [t for t, n in timeline if n >= concurrency]
     if len(full) < 2:
         return 0.0, 0.0, 0
     start, end = full[0], full[-1]
-    completions = sum(1 for (t, n), (_, prev) in zip(timeline[1:], timeline, strict=False) if n < prev and start < t <= end)
+    completions = sum(
+        1
+        for (t, n), (_, prev) in zip(timeline[1:], timeline, strict=False)
+        if n < prev and start < t <= end
+    )
     return completions / (end - start), end - start, completions
 
 
@@ -63,10 +72,15 @@ async def _run(base_url: str, args: argparse.Namespace, out: Path) -> dict[str, 
 
     stages = ENV_STAGES if args.full else ENV_STAGES[: ENV_STAGES.index("spec") + 1]
     run_dir = RunDir(out)
-    config = prepare_run(run_dir, SynthConfig(backend="openai:replay", concurrency=args.concurrency, embedder="lexical"))
+    config = prepare_run(
+        run_dir,
+        SynthConfig(backend="openai:replay", concurrency=args.concurrency, embedder="lexical"),
+    )
     llm = make_llm(config, run_dir, base_url=base_url, api_key="bench", timeout_s=60.0)
     started = time.perf_counter()
-    summary = await run_pipeline(run_dir, llm, config, stages=stages, scenarios=_scenarios(args.envs))
+    summary = await run_pipeline(
+        run_dir, llm, config, stages=stages, scenarios=_scenarios(args.envs)
+    )
     wall = time.perf_counter() - started
     ideal = args.concurrency / args.latency
     rate = llm.requests_sent / wall
@@ -93,9 +107,13 @@ async def _run(base_url: str, args: argparse.Namespace, out: Path) -> dict[str, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--envs", type=int, default=288, help="Scenario clones to synthesise.")
-    parser.add_argument("--latency", type=float, default=2.0, help="Seconds the server waits per request.")
+    parser.add_argument(
+        "--latency", type=float, default=2.0, help="Seconds the server waits per request."
+    )
     parser.add_argument("--concurrency", type=int, default=64, help="Requests in flight.")
-    parser.add_argument("--full", action="store_true", help="All stages (code and verifier checks included).")
+    parser.add_argument(
+        "--full", action="store_true", help="All stages (code and verifier checks included)."
+    )
     args = parser.parse_args()
     ctx = mp.get_context("spawn")
     port_queue, stop = ctx.Queue(), ctx.Event()

@@ -8,7 +8,6 @@ from pathlib import Path
 from awm_core.llm.base import ChatResponse
 from awm_core.llm.scripted import ScriptedBackend
 from awm_core.models import Message, TokenUsage
-
 from awm_synth.accounting import StageStats
 from awm_synth.cache import ResponseCache, cache_key
 from awm_synth.llm import SynthLLM
@@ -22,7 +21,9 @@ def test_key_depends_on_backend_messages_and_params() -> None:
     assert base == cache_key("openai:a", list(MSGS), {"temperature": 1.0})
     assert base != cache_key("openai:b", MSGS, {"temperature": 1.0})
     assert base != cache_key("openai:a", MSGS, {"temperature": 0.0})
-    assert base != cache_key("openai:a", [*MSGS[:1], Message(role="user", content="hello!")], {"temperature": 1.0})
+    assert base != cache_key(
+        "openai:a", [*MSGS[:1], Message(role="user", content="hello!")], {"temperature": 1.0}
+    )
 
 
 def test_round_trip_and_miss(tmp_path: Path) -> None:

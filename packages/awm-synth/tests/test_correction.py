@@ -6,13 +6,15 @@ import asyncio
 
 from awm_core.llm.scripted import ScriptedBackend
 from awm_core.models import Message
-
 from awm_synth.accounting import StageStats
 from awm_synth.correction import CheckResult, self_correct
 from awm_synth.errors import ArtifactParseError
 from awm_synth.llm import SynthLLM
 
-BASE = [Message(role="system", content="count things"), Message(role="user", content="answer a number")]
+BASE = [
+    Message(role="system", content="count things"),
+    Message(role="user", content="answer a number"),
+]
 
 
 def _parse(raw: str) -> int:
@@ -33,8 +35,15 @@ def _run(replies: list[str], tolerance: float = 0.0, max_attempts: int = 5):
     backend = ScriptedBackend(replies)
     outcome = asyncio.run(
         self_correct(
-            SynthLLM(backend), stage="demo", scenario="s", messages=BASE, parse=_parse, check=_check,
-            stats=StageStats(), tolerance=tolerance, max_attempts=max_attempts,
+            SynthLLM(backend),
+            stage="demo",
+            scenario="s",
+            messages=BASE,
+            parse=_parse,
+            check=_check,
+            stats=StageStats(),
+            tolerance=tolerance,
+            max_attempts=max_attempts,
         )
     )
     return outcome, backend

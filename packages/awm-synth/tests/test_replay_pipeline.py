@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from awm_core.cli import build_cli
 from click.testing import CliRunner
 
+from awm_core.cli import build_cli
 from awm_synth.checkpoint import RunDir
 from awm_synth.pipeline import RunSummary
 from awm_synth.report import build_report
@@ -18,7 +18,14 @@ def test_ships_at_least_three_environments(replay_run: tuple[Path, RunSummary]) 
     assert len(summary.shipped) >= 3
     for status in summary.shipped:
         bundle = out / status.bundle
-        assert {p.name for p in bundle.iterdir()} >= {"manifest.json", "schema.sql", "seed.sql", "app.py", "tasks.json", "verifiers.py"}
+        assert {p.name for p in bundle.iterdir()} >= {
+            "manifest.json",
+            "schema.sql",
+            "seed.sql",
+            "app.py",
+            "tasks.json",
+            "verifiers.py",
+        }
 
 
 def test_bundles_load_and_validate_in_the_runtime(replay_run: tuple[Path, RunSummary]) -> None:
@@ -40,17 +47,28 @@ def test_bundles_load_and_validate_in_the_runtime(replay_run: tuple[Path, RunSum
 def test_seed_data_never_reads_the_clock(replay_run: tuple[Path, RunSummary]) -> None:
     out, _ = replay_run
     seed = (out / "bundles" / "clinic_appointments" / "seed.sql").read_text()
-    assert "'now'" not in seed.lower() and "2025-03-01 09:00:00" in seed  # datetime('now', '-14 days')
+    assert (
+        "'now'" not in seed.lower() and "2025-03-01 09:00:00" in seed
+    )  # datetime('now', '-14 days')
 
 
 def test_report_shows_every_correction_path(replay_run: tuple[Path, RunSummary]) -> None:
     out, _ = replay_run
     report = build_report(RunDir(out))
     causes = {c for stage in report["stages"].values() for c in stage["failures_by_cause"]}
-    assert {"ddl_error", "insert_error", "fk_violation", "import_error", "startup_error", "tool_500",
-            "verifier_initial_complete"} <= causes
+    assert {
+        "ddl_error",
+        "insert_error",
+        "fk_violation",
+        "import_error",
+        "startup_error",
+        "tool_500",
+        "verifier_initial_complete",
+    } <= causes
     paths = {(c["scenario"], c["stage"]): c for c in report["self_corrections"]}
-    assert paths[("online_bookstore", "data")]["attempts"][0]["failed"] == 1  # tolerated, not retried
+    assert (
+        paths[("online_bookstore", "data")]["attempts"][0]["failed"] == 1
+    )  # tolerated, not retried
     assert len(paths[("online_bookstore", "data")]["attempts"]) == 1
     assert paths[("project_tracker", "verifiers")]["kept_attempt"] == 2
     sc = report["scenario_stage"]
@@ -60,7 +78,9 @@ def test_report_shows_every_correction_path(replay_run: tuple[Path, RunSummary])
     assert report["diversity"]["functions"] > 0
 
 
-def test_rerun_is_free_and_identical(replay_run: tuple[Path, RunSummary], replay, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_rerun_is_free_and_identical(
+    replay_run: tuple[Path, RunSummary], replay, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     run_replay = replay
     out, _ = replay_run
     again = run_replay(tmp_path / "again")
@@ -78,7 +98,10 @@ def test_cli_report_json_and_dry_run(replay_run: tuple[Path, RunSummary], tmp_pa
     result = runner.invoke(cli, ["synth", "report", str(out), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["environments_shipped"] >= 3
-    result = runner.invoke(cli, ["synth", "all", "--out", str(tmp_path / "dry"), "--count", "20", "--dry-run", "--json"])
+    result = runner.invoke(
+        cli,
+        ["synth", "all", "--out", str(tmp_path / "dry"), "--count", "20", "--dry-run", "--json"],
+    )
     assert result.exit_code == 0, result.output
     estimate = json.loads(result.output)
     assert estimate["scenarios"] == 20 and estimate["requests"] > 6 * 20

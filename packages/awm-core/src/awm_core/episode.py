@@ -119,7 +119,10 @@ class StepChecks:
 class ActingPolicy(Protocol):
     """Anything that produces the next assistant turn: a :class:`Policy`, a replay..."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """Recorded in ``trajectory.metadata["policy"]``."""
+        ...
 
     async def respond(
         self,
@@ -305,7 +308,9 @@ async def run_episode(
         traj.steps.append(step)
         traj.messages.append(assistant)
 
-        def violate(kind: Violation, detail: str) -> Trajectory:
+        def violate(
+            kind: Violation, detail: str, step: StepRecord = step, index: int = index
+        ) -> Trajectory:
             step.violation = kind.value
             return end(Termination.FORMAT_ERROR, f"step {index}: {kind.value}: {detail}")
 

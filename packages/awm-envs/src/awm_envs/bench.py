@@ -107,7 +107,7 @@ def measure_calls(env: Environment, n: int, instances: int = 16) -> dict[str, An
     for inst in insts:  # warm the statement caches
         inst.call_tool_sync("get_customer", {"customer_id": 1})
     times = []
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for k in range(n):
         inst = insts[k % instances]
         t = time.perf_counter()
@@ -115,6 +115,7 @@ def measure_calls(env: Environment, n: int, instances: int = 16) -> dict[str, An
         times.append(time.perf_counter() - t)
         assert not result.is_error, result.content
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     write_times = []
     for k in range(max(50, n // 10)):
         t = time.perf_counter()
@@ -128,6 +129,8 @@ def measure_calls(env: Environment, n: int, instances: int = 16) -> dict[str, An
         "read_ms": _summary(times, 1e3),
         "write_ms": _summary(write_times, 1e3),
         "calls_per_s": round(n / elapsed, 1),
+        # per CPU-second of this process: what one core delivers when not shared
+        "calls_per_cpu_s": round(n / max(cpu, 1e-9), 1),
         "tool": "get_customer (primary-key read through the ORM)",
     }
 
@@ -318,11 +321,13 @@ def run_bench(
     inst = env.instance()
     rows = sum(inst.query(f'SELECT COUNT(*) FROM "{name}"')[0][0] for name in env.bundle.tables)
     inst.close()
+    memory = measure_memory(env, sizes["memory"])  # first: later phases leave freed memory to reuse
     report: dict[str, Any] = {
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "platform": platform.platform(),
+            "loadavg_at_start": os.getloadavg()[0],
         },
         "quick": quick,
         "bundle": {
@@ -334,7 +339,7 @@ def run_bench(
         "create_ms": measure_create(env, sizes["create"]),
         "reset_us": measure_reset(env, sizes["reset"]),
         "inprocess": measure_calls(env, sizes["calls"]),
-        "memory": measure_memory(env, sizes["memory"]),
+        "memory": memory,
         "leak": measure_leak(env, sizes["leak"]),
     }
     report["http"] = asyncio.run(

@@ -115,11 +115,11 @@ PLANS = [
 ]
 
 PHARMACIES = [
-    (1, "Greenleaf Pharmacy", "221 Main Street", "Springfield", 0),
-    (2, "Elm Street Pharmacy", "14 Elm Street", "Springfield", 0),
-    (3, "CityCare Pharmacy", "3 Station Square", "Springfield", 1),
-    (4, "Elm Street Pharmacy", "90 Elm Street", "Riverton", 0),
-    (5, "Harbor Drugs", "7 Pier Lane", "Riverton", 1),
+    (1, "Greenleaf Pharmacy", "221 Main Street", "Springfield", 0, 1),
+    (2, "Elm Street Pharmacy", "14 Elm Street", "Springfield", 0, 2),
+    (3, "CityCare Pharmacy", "3 Station Square", "Springfield", 1, 3),
+    (4, "Elm Street Pharmacy", "90 Elm Street", "Riverton", 0, 4),
+    (5, "Harbor Drugs", "7 Pier Lane", "Riverton", 1, None),
 ]
 
 MEDS = [
@@ -156,7 +156,7 @@ def build() -> SeedWriter:
     )
     w.add(
         "pharmacies",
-        ("pharmacy_id", "name", "address", "city", "open_24h"),
+        ("pharmacy_id", "name", "address", "city", "open_24h", "near_location_id"),
         PHARMACIES,
     )
 
@@ -307,7 +307,7 @@ def build() -> SeedWriter:
         return len(appts)
 
     hist_appts = []
-    for (doctor, start, reason, policy, status), sid in zip(history, past_ids, strict=True):
+    for (_doctor, start, reason, policy, status), sid in zip(history, past_ids, strict=True):
         if status == "cancelled":
             slots[sid - 1][3] = "open"
         hist_appts.append(

@@ -11,6 +11,7 @@ by the awm-envs runtime itself (see :mod:`awm_synth.bundle`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import sqlite3
@@ -24,8 +25,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from awm_core.models import ToolSpec
-from awm_envs.toolspecs import derive_tool_specs
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
@@ -33,6 +32,9 @@ from pydantic import BaseModel
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
+
+from awm_core.models import ToolSpec
+from awm_envs.toolspecs import derive_tool_specs
 
 _lock = threading.Lock()
 _modules: dict[str, ModuleType] = {}
@@ -82,7 +84,8 @@ def import_source(source: str, kind: str = "app") -> ModuleType:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             raise AppLoadError(
-                "import_error", f"{kind}.py failed to import: {type(exc).__name__}: {exc}{_where(exc, path.name)}"
+                "import_error",
+                f"{kind}.py failed to import: {type(exc).__name__}: {exc}{_where(exc, path.name)}",
             ) from exc
         _modules[name] = module
         return module
@@ -112,10 +115,11 @@ class AppHarness:
         get_db = getattr(self.module, "get_db", None)
         if not callable(get_db):
             raise AppLoadError(
-                "startup_error", "app.py has no module-level `get_db()` dependency yielding a Session"
+                "startup_error",
+                "app.py has no module-level `get_db()` dependency yielding a Session",
             )
         self.app = app
-        self._filename = Path(self.module.__file__ or 'app.py').name
+        self._filename = Path(self.module.__file__ or "app.py").name
         self.get_db = get_db
         self.template = template
         self.routes = self._routes()
@@ -136,14 +140,20 @@ class AppHarness:
             op = route.operation_id
             label = f"{','.join(sorted(route.methods or []))} {route.path}"
             if not op:
-                raise AppLoadError("startup_error", f"route {label} has no operation_id; set operation_id='tool_name'")
+                raise AppLoadError(
+                    "startup_error",
+                    f"route {label} has no operation_id; set operation_id='tool_name'",
+                )
             if op in routes:
                 raise AppLoadError(
-                    "startup_error", f"operation_id {op!r} is used by two routes ({label} and {routes[op].path}); tool names must be unique"
+                    "startup_error",
+                    f"operation_id {op!r} is used by two routes ({label} and {routes[op].path}); tool names must be unique",
                 )
             routes[op] = route
         if not routes:
-            raise AppLoadError("startup_error", "app.py defines no routes with an operation_id (no tools)")
+            raise AppLoadError(
+                "startup_error", "app.py defines no routes with an operation_id (no tools)"
+            )
         return routes
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -158,17 +168,17 @@ class AppHarness:
             if isinstance(exc, KeyboardInterrupt):
                 raise
             raise AppLoadError(
-                "startup_error", f"app start-up failed: {type(exc).__name__}: {exc}{_where(exc, self._filename)}"
+                "startup_error",
+                f"app start-up failed: {type(exc).__name__}: {exc}{_where(exc, self._filename)}",
             ) from exc
         self._client = client
         return self
 
     def close(self) -> None:
         if self._client is not None:
-            try:
+            # Shutting down a broken app must not mask the results already collected.
+            with contextlib.suppress(Exception):
                 self._client.__exit__(None, None, None)
-            except Exception:  # noqa: BLE001 - shutting down a broken app must not mask results
-                pass
             self._client = None
         self.app.dependency_overrides.pop(self.get_db, None)
         if self._conn is not None:
@@ -214,7 +224,9 @@ class AppHarness:
         for param in route.dependant.path_params:
             value = args.pop(param.alias, None)
             path = path.replace("{" + param.alias + "}", str(value))
-        query = {p.alias: args.pop(p.alias) for p in route.dependant.query_params if p.alias in args}
+        query = {
+            p.alias: args.pop(p.alias) for p in route.dependant.query_params if p.alias in args
+        }
         body: Any = None
         body_params = route.dependant.body_params
         if len(body_params) == 1 and _is_model(body_params[0].field_info.annotation):

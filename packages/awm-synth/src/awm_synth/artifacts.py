@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from awm_core.models import Complexity, NegativeExample, Scenario, ToolCallStep
 from pydantic import BaseModel, ConfigDict, Field
+
+from awm_core.models import Complexity, NegativeExample, Scenario, ToolCallStep
 
 
 class _Model(BaseModel):
@@ -155,4 +156,6 @@ class VerifierModule(_Model):
 
     source: str
     solutions: dict[str, TaskSolution]
-    failed_tasks: list[str] = Field(default_factory=list, description="Tasks whose proof failed (not shipped).")
+    failed_tasks: list[str] = Field(
+        default_factory=list, description="Tasks whose proof failed (not shipped)."
+    )

@@ -13,7 +13,6 @@ import shutil
 from pathlib import Path
 
 from awm_core.models import CreatedWith, EnvironmentManifest, Scenario, Task
-
 from awm_synth import __version__
 from awm_synth.artifacts import DatabaseSchema, SeedData, TaskSet, ToolCode, VerifierModule
 from awm_synth.atomic import atomic_replace_dir, atomic_write_text
@@ -77,11 +76,15 @@ def write_bundle(
         user_id=config.user_id,
     )
     files = {
-        "manifest.json": json.dumps(manifest.model_dump(mode="json", exclude_none=True), indent=2) + "\n",
+        "manifest.json": json.dumps(manifest.model_dump(mode="json", exclude_none=True), indent=2)
+        + "\n",
         "schema.sql": schema.sql(),
         "seed.sql": seed.sql(),
         "app.py": code.source,
-        "tasks.json": json.dumps([t.model_dump(mode="json", exclude_defaults=True) for t in tasks], indent=2) + "\n",
+        "tasks.json": json.dumps(
+            [t.model_dump(mode="json", exclude_defaults=True) for t in tasks], indent=2
+        )
+        + "\n",
         "verifiers.py": verifiers.source,
     }
     for name, text in files.items():
@@ -117,5 +120,7 @@ def runtime_problems(path: Path) -> list[str]:
     problems = list(result.problems)
     for task in result.tasks:
         if not task.passed:
-            problems.append(f"task {task.task_id}: " + ("; ".join(task.problems) or "failed validation"))
+            problems.append(
+                f"task {task.task_id}: " + ("; ".join(task.problems) or "failed validation")
+            )
     return problems

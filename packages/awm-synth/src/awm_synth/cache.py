@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from awm_core.llm.base import ChatResponse
-from awm_core.models import Message
 from pydantic import ValidationError
 
+from awm_core.llm.base import ChatResponse
+from awm_core.models import Message
 from awm_synth.atomic import atomic_write_json
 
 
@@ -62,7 +62,8 @@ class ResponseCache:
     def put(self, key: str, response: ChatResponse, *, meta: dict[str, Any] | None = None) -> None:
         """Store ``response`` under ``key`` (atomic; last writer wins, both wrote the same thing)."""
         atomic_write_json(
-            self._path(key), {"key": key, "meta": meta or {}, "response": response.model_dump(mode="json")}
+            self._path(key),
+            {"key": key, "meta": meta or {}, "response": response.model_dump(mode="json")},
         )
 
     def __len__(self) -> int:

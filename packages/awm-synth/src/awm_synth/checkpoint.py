@@ -85,7 +85,11 @@ class RunDir:
 
     # records
     def save_stage(self, record: StageRecord) -> None:
-        path = self.scenarios_path if record.stage == "scenario" else self.stage_path(record.scenario, record.stage)
+        path = (
+            self.scenarios_path
+            if record.stage == "scenario"
+            else self.stage_path(record.scenario, record.stage)
+        )
         atomic_write_json(path, record)
 
     def load_stage(self, scenario: str, stage: str) -> StageRecord | None:
@@ -96,7 +100,9 @@ class RunDir:
         try:
             return StageRecord.model_validate(data)
         except ValidationError as exc:
-            raise RunDirError(f"{path} is not a stage checkpoint ({exc.errors()[:2]}); delete it to redo the stage") from exc
+            raise RunDirError(
+                f"{path} is not a stage checkpoint ({exc.errors()[:2]}); delete it to redo the stage"
+            ) from exc
 
     def save_status(self, status: EnvStatus) -> None:
         atomic_write_json(self.status_path(status.scenario), status)

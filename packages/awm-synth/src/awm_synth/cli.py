@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-from awm_core.models import Scenario
 from pydantic import TypeAdapter
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from awm_core.models import Scenario
 from awm_synth.checkpoint import RunDir
 from awm_synth.config import SynthConfig, Thresholds
 from awm_synth.estimate import estimate_run
@@ -29,22 +29,82 @@ def _emit(data: Any) -> None:
 def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Options every pipeline command takes."""
     options = [
-        click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
-                     help="Run folder: checkpoints, cache and bundles. Rerun with the same folder to resume."),
-        click.option("--backend", default="replay", show_default=True,
-                     help="LLM backend spec: replay (offline recordings), openai:MODEL, scripted:FILE ..."),
-        click.option("--base-url", default=None, help="Endpoint of an OpenAI-compatible server (openai: backends)."),
-        click.option("--concurrency", type=int, default=64, show_default=True, help="Most LLM requests in flight."),
-        click.option("--cache", "cache_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-                     help="LLM response cache folder (default RUN_DIR/cache); share it between runs."),
-        click.option("--tasks-per-scenario", type=int, default=10, show_default=True, help="Tasks written per scenario."),
-        click.option("--max-attempts", type=int, default=5, show_default=True, help="Attempts per stage (self-correction)."),
-        click.option("--table-tolerance", type=float, default=0.1, show_default=True, help="Share of failing tables tolerated."),
-        click.option("--insert-tolerance", type=float, default=0.1, show_default=True, help="Share of failing inserts tolerated."),
-        click.option("--price-in", type=float, default=None, help="USD per million prompt tokens (cost report)."),
-        click.option("--price-out", type=float, default=None, help="USD per million completion tokens (cost report)."),
+        click.option(
+            "--out",
+            "out",
+            type=click.Path(file_okay=False, path_type=Path),
+            required=True,
+            help="Run folder: checkpoints, cache and bundles. Rerun with the same folder to resume.",
+        ),
+        click.option(
+            "--backend",
+            default="replay",
+            show_default=True,
+            help="LLM backend spec: replay (offline recordings), openai:MODEL, scripted:FILE ...",
+        ),
+        click.option(
+            "--base-url",
+            default=None,
+            help="Endpoint of an OpenAI-compatible server (openai: backends).",
+        ),
+        click.option(
+            "--concurrency",
+            type=int,
+            default=64,
+            show_default=True,
+            help="Most LLM requests in flight.",
+        ),
+        click.option(
+            "--cache",
+            "cache_dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=None,
+            help="LLM response cache folder (default RUN_DIR/cache); share it between runs.",
+        ),
+        click.option(
+            "--tasks-per-scenario",
+            type=int,
+            default=10,
+            show_default=True,
+            help="Tasks written per scenario.",
+        ),
+        click.option(
+            "--max-attempts",
+            type=int,
+            default=5,
+            show_default=True,
+            help="Attempts per stage (self-correction).",
+        ),
+        click.option(
+            "--table-tolerance",
+            type=float,
+            default=0.1,
+            show_default=True,
+            help="Share of failing tables tolerated.",
+        ),
+        click.option(
+            "--insert-tolerance",
+            type=float,
+            default=0.1,
+            show_default=True,
+            help="Share of failing inserts tolerated.",
+        ),
+        click.option(
+            "--price-in",
+            type=float,
+            default=None,
+            help="USD per million prompt tokens (cost report).",
+        ),
+        click.option(
+            "--price-out",
+            type=float,
+            default=None,
+            help="USD per million completion tokens (cost report).",
+        ),
         click.option("--dry-run", is_flag=True, help="Estimate requests and tokens; send nothing."),
-        click.option("--json", "as_json", is_flag=True, help="Print a JSON summary instead of text."),
+        click.option(
+            "--json", "as_json", is_flag=True, help="Print a JSON summary instead of text."
+        ),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -69,8 +129,12 @@ class _StageProgress:
 
     def __init__(self, total: int, enabled: bool) -> None:
         self.progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=Console(stderr=True), disable=not enabled,
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            disable=not enabled,
         )
         self.task = self.progress.add_task("synthesising", total=total)
         self.corrections = 0
@@ -79,12 +143,21 @@ class _StageProgress:
         if record is not None and len(record.attempts) > 1:
             self.corrections += len(record.attempts) - 1
         self.progress.update(
-            self.task, advance=1, description=f"{stage:<9} {scenario[:28]:<28} corrections={self.corrections}"
+            self.task,
+            advance=1,
+            description=f"{stage:<9} {scenario[:28]:<28} corrections={self.corrections}",
         )
 
 
-def _run(opts: dict[str, Any], stages: tuple[str, ...], *, scenario_stage: bool, extra: dict[str, Any],
-         scenarios_file: Path | None = None, seeds: list[str] | None = None) -> None:
+def _run(
+    opts: dict[str, Any],
+    stages: tuple[str, ...],
+    *,
+    scenario_stage: bool,
+    extra: dict[str, Any],
+    scenarios_file: Path | None = None,
+    seeds: list[str] | None = None,
+) -> None:
     run_dir = RunDir(opts["out"])
     config = _config(opts, **extra)
     scenarios = None
@@ -94,7 +167,9 @@ def _run(opts: dict[str, Any], stages: tuple[str, ...], *, scenario_stage: bool,
         known = scenarios
         if known is None and run_dir.scenarios_path.exists():
             known = load_scenarios(run_dir)
-        estimate = estimate_run(config, stages, scenarios=known, include_scenario_stage=scenario_stage and known is None)
+        estimate = estimate_run(
+            config, stages, scenarios=known, include_scenario_stage=scenario_stage and known is None
+        )
         if opts["as_json"]:
             _emit(estimate)
         else:
@@ -106,13 +181,19 @@ def _run(opts: dict[str, Any], stages: tuple[str, ...], *, scenario_stage: bool,
     if opts["base_url"]:
         backend_options["base_url"] = opts["base_url"]
     llm = make_llm(config, run_dir, opts["cache_dir"], **backend_options)
-    known_count = len(scenarios) if scenarios is not None else (len(load_scenarios(run_dir)) if run_dir.scenarios_path.exists() else config.count)
-    bar = _StageProgress(known_count * len(stages), enabled=not opts["as_json"])
+    bar = _StageProgress(0, enabled=not opts["as_json"])
     with bar.progress:
         summary: RunSummary = asyncio.run(
             run_pipeline(
-                run_dir, llm, config, stages=stages, scenarios=scenarios, seeds=seeds,
-                with_scenario_stage=scenario_stage, progress=bar,
+                run_dir,
+                llm,
+                config,
+                stages=stages,
+                scenarios=scenarios,
+                seeds=seeds,
+                with_scenario_stage=scenario_stage,
+                progress=bar,
+                on_scenarios=lambda n: bar.progress.update(bar.task, total=n * len(stages)),
             )
         )
     result = {
@@ -148,18 +229,57 @@ def synth() -> None:
 @synth.command(name="scenario")
 @_common
 @click.option("--count", type=int, default=1000, show_default=True, help="Scenarios wanted.")
-@click.option("--batch", type=int, default=10, show_default=True, help="Scenarios proposed per request.")
-@click.option("--max-per-category", type=int, default=None, help="Cap per category (default: a tenth of --count).")
-@click.option("--dedup-threshold", type=float, default=0.85, show_default=True, help="Cosine above which a scenario is a duplicate.")
-@click.option("--embedder", type=click.Choice(["auto", "wordllama", "lexical"]), default="auto", show_default=True)
-@click.option("--seeds", "seeds_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="A file of seed domains, one per line (default: the 100 shipped seeds).")
-def scenario_command(count: int, batch: int, max_per_category: int | None, dedup_threshold: float, embedder: str,
-                     seeds_file: Path | None, **opts: Any) -> None:
+@click.option(
+    "--batch", type=int, default=10, show_default=True, help="Scenarios proposed per request."
+)
+@click.option(
+    "--max-per-category",
+    type=int,
+    default=None,
+    help="Cap per category (default: a tenth of --count).",
+)
+@click.option(
+    "--dedup-threshold",
+    type=float,
+    default=0.85,
+    show_default=True,
+    help="Cosine above which a scenario is a duplicate.",
+)
+@click.option(
+    "--embedder",
+    type=click.Choice(["auto", "wordllama", "lexical"]),
+    default="auto",
+    show_default=True,
+)
+@click.option(
+    "--seeds",
+    "seeds_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="A file of seed domains, one per line (default: the 100 shipped seeds).",
+)
+def scenario_command(
+    count: int,
+    batch: int,
+    max_per_category: int | None,
+    dedup_threshold: float,
+    embedder: str,
+    seeds_file: Path | None,
+    **opts: Any,
+) -> None:
     """Expand seed domains into scenarios, filter unfit ones, de-duplicate and cap per category."""
-    seeds = [s.strip() for s in seeds_file.read_text().splitlines() if s.strip()] if seeds_file else None
-    extra = {"count": count, "batch": batch, "max_per_category": max_per_category,
-             "dedup_threshold": dedup_threshold, "embedder": embedder}
+    seeds = (
+        [s.strip() for s in seeds_file.read_text().splitlines() if s.strip()]
+        if seeds_file
+        else None
+    )
+    extra = {
+        "count": count,
+        "batch": batch,
+        "max_per_category": max_per_category,
+        "dedup_threshold": dedup_threshold,
+        "embedder": embedder,
+    }
     _run(opts, (), scenario_stage=True, extra=extra, seeds=seeds)
 
 
@@ -184,15 +304,41 @@ for _stage, _doc in {
 @synth.command(name="all")
 @_common
 @click.option("--count", type=int, default=1000, show_default=True, help="Scenarios wanted.")
-@click.option("--max-per-category", type=int, default=None, help="Cap per category (default: a tenth of --count).")
+@click.option(
+    "--max-per-category",
+    type=int,
+    default=None,
+    help="Cap per category (default: a tenth of --count).",
+)
 @click.option("--dedup-threshold", type=float, default=0.85, show_default=True)
-@click.option("--embedder", type=click.Choice(["auto", "wordllama", "lexical"]), default="auto", show_default=True)
-@click.option("--scenarios", "scenarios_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="A JSON list of scenarios to use instead of generating them.")
-def all_command(count: int, max_per_category: int | None, dedup_threshold: float, embedder: str,
-                scenarios_file: Path | None, **opts: Any) -> None:
+@click.option(
+    "--embedder",
+    type=click.Choice(["auto", "wordllama", "lexical"]),
+    default="auto",
+    show_default=True,
+)
+@click.option(
+    "--scenarios",
+    "scenarios_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="A JSON list of scenarios to use instead of generating them.",
+)
+def all_command(
+    count: int,
+    max_per_category: int | None,
+    dedup_threshold: float,
+    embedder: str,
+    scenarios_file: Path | None,
+    **opts: Any,
+) -> None:
     """Run every stage for every scenario and write environment bundles to RUN_DIR/bundles."""
-    extra = {"count": count, "max_per_category": max_per_category, "dedup_threshold": dedup_threshold, "embedder": embedder}
+    extra = {
+        "count": count,
+        "max_per_category": max_per_category,
+        "dedup_threshold": dedup_threshold,
+        "embedder": embedder,
+    }
     _run(opts, ENV_STAGES, scenario_stage=True, extra=extra, scenarios_file=scenarios_file)
 
 

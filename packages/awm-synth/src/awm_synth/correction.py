@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from awm_core.models import Message
 from pydantic import BaseModel, ConfigDict, Field
 
+from awm_core.models import Message
 from awm_synth.accounting import StageStats
 from awm_synth.errors import ArtifactParseError
 from awm_synth.llm import SynthLLM
@@ -119,7 +119,12 @@ def choose_best(attempts: list[Attempt[T]]) -> Attempt[T]:
     """The attempt with the fewest errors: non-fatal first, then error rate, count, earliest."""
     return min(
         attempts,
-        key=lambda a: (a.check.fatal or a.artifact is None, a.check.error_rate, a.check.failed, a.number),
+        key=lambda a: (
+            a.check.fatal or a.artifact is None,
+            a.check.error_rate,
+            a.check.failed,
+            a.number,
+        ),
     )
 
 
@@ -129,8 +134,11 @@ def feedback_message(attempt: Attempt[object], tolerance: float) -> str:
     lines = [
         f"Your previous answer (attempt {attempt.number}) was executed and failed "
         f"{check.failed} of {max(check.total, 1)} checks"
-        + (" (fatal: nothing can be kept)" if check.fatal else f" ({check.error_rate:.0%}; "
-           f"at most {tolerance:.0%} is tolerated)")
+        + (
+            " (fatal: nothing can be kept)"
+            if check.fatal
+            else f" ({check.error_rate:.0%}; at most {tolerance:.0%} is tolerated)"
+        )
         + ". The problems:"
     ]
     for error in check.errors[:MAX_FEEDBACK_ERRORS]:
@@ -184,5 +192,7 @@ async def self_correct(
             Message(role="user", content=feedback_message(attempt, tolerance)),
         ]
     best = choose_best(attempts)
-    accepted = best.artifact is not None and not best.check.fatal and best.check.error_rate <= tolerance
+    accepted = (
+        best.artifact is not None and not best.check.fatal and best.check.error_rate <= tolerance
+    )
     return CorrectionOutcome(best, attempts, accepted=accepted)

@@ -48,10 +48,19 @@ def function_hashes(source: str) -> dict[str, str]:
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         body = list(node.body)
-        if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(getattr(body[0], "value", None), ast.Constant)
+        ):
             body = body[1:]
         fn = ast.FunctionDef(
-            name="f", args=node.args, body=body or [ast.Pass()], decorator_list=[], returns=None, type_params=[]
+            name="f",
+            args=node.args,
+            body=body or [ast.Pass()],
+            decorator_list=[],
+            returns=None,
+            type_params=[],
         )
         normal = _Normalise().visit(ast.fix_missing_locations(fn))
         dumped = ast.dump(normal, annotate_fields=False, include_attributes=False)
@@ -70,7 +79,11 @@ def _names(source: str) -> tuple[set[str], set[str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             classes.add(node.name)
-        elif isinstance(node, ast.keyword) and node.arg == "operation_id" and isinstance(node.value, ast.Constant):
+        elif (
+            isinstance(node, ast.keyword)
+            and node.arg == "operation_id"
+            and isinstance(node.value, ast.Constant)
+        ):
             tools.add(str(node.value.value))
     return tools, classes
 
@@ -85,9 +98,15 @@ def _pairwise(values: list[float]) -> dict[str, float]:
     return {"mean": round(sum(values) / len(values), 4), "max": round(max(values), 4)}
 
 
-def diversity(bundles: dict[str, Path], scenario_texts: dict[str, str], embedder: str = "auto") -> dict[str, Any]:
+def diversity(
+    bundles: dict[str, Path], scenario_texts: dict[str, str], embedder: str = "auto"
+) -> dict[str, Any]:
     """The run's diversity figures (see the module docstring)."""
-    sources = {name: (path / "app.py").read_text(encoding="utf-8") for name, path in bundles.items() if (path / "app.py").is_file()}
+    sources = {
+        name: (path / "app.py").read_text(encoding="utf-8")
+        for name, path in bundles.items()
+        if (path / "app.py").is_file()
+    }
     # scenario similarity
     names = sorted(scenario_texts)
     sims: list[float] = []
@@ -108,7 +127,9 @@ def diversity(bundles: dict[str, Path], scenario_texts: dict[str, str], embedder
             owners.setdefault(h, set()).add(env)
             total_functions += 1
     shared = {h: envs for h, envs in owners.items() if len(envs) > 1}
-    dup_functions = sum(1 for env, src in sources.items() for h in function_hashes(src).values() if h in shared)
+    dup_functions = sum(
+        1 for env, src in sources.items() for h in function_hashes(src).values() if h in shared
+    )
     # name overlap
     tool_j: list[float] = []
     class_j: list[float] = []
@@ -117,10 +138,15 @@ def diversity(bundles: dict[str, Path], scenario_texts: dict[str, str], embedder
         tool_j.append(_jaccard(named[a][0], named[b][0]))
         class_j.append(_jaccard(named[a][1], named[b][1]))
     return {
-        "scenario_similarity": {**_pairwise(sims), "closest_pair": list(closest) if closest else None},
+        "scenario_similarity": {
+            **_pairwise(sims),
+            "closest_pair": list(closest) if closest else None,
+        },
         "functions": total_functions,
         "duplicate_functions": dup_functions,
-        "duplicate_function_share": round(dup_functions / total_functions, 4) if total_functions else 0.0,
+        "duplicate_function_share": round(dup_functions / total_functions, 4)
+        if total_functions
+        else 0.0,
         "shared_function_hashes": len(shared),
         "tool_name_jaccard": _pairwise(tool_j),
         "class_name_jaccard": _pairwise(class_j),

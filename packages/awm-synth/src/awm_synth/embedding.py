@@ -56,14 +56,22 @@ class LexicalEmbedder:
         n = len(texts)
         out: list[Vector] = []
         for f in feats:
-            vec = {k: (1 + math.log(c)) * (math.log((1 + n) / (1 + df[k])) + 1) for k, c in f.items()}
+            vec = {
+                k: (1 + math.log(c)) * (math.log((1 + n) / (1 + df[k])) + 1) for k, c in f.items()
+            }
             norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
             out.append({k: v / norm for k, v in vec.items()})
         return out
 
 
 class WordLlamaEmbedder:
-    """wordllama's shipped 256-d model, loaded from the wheel's own files (no download)."""
+    """wordllama's shipped 256-d model, built from the wheel's own files (never a download).
+
+    ``WordLlama.load()`` resolves files against the wrong folder and falls back
+    to a hub download, so the weights (``weights/*_256.safetensors``) and the
+    tokenizer file (``tokenizers/*_tokenizer_config.json``) shipped inside the
+    package are opened directly and handed to ``WordLlamaInference``.
+    """
 
     name = "wordllama-256"
 
@@ -71,14 +79,20 @@ class WordLlamaEmbedder:
         from pathlib import Path
 
         import wordllama  # type: ignore[import-not-found]
-        from wordllama import WordLlama  # type: ignore[import-not-found]
+        from safetensors import safe_open  # type: ignore[import-not-found]
+        from tokenizers import Tokenizer  # type: ignore[import-not-found]
+        from wordllama.inference import WordLlamaInference  # type: ignore[import-not-found]
 
         root = Path(wordllama.__file__).parent
-        weights = sorted(root.rglob("*256*.safetensors")) or sorted(root.rglob("*.safetensors"))
-        tokenizers = sorted(root.rglob("*tokenizer*.json"))
+        weights = sorted((root / "weights").glob("*_256.safetensors"))
+        tokenizers = sorted((root / "tokenizers").glob("*tokenizer*.json"))
         if not weights or not tokenizers:
-            raise RuntimeError("wordllama's wheel does not contain its weights and tokenizer")
-        self._model = WordLlama.build(weights[0], tokenizers[0])
+            raise RuntimeError(f"wordllama at {root} does not ship its 256-d weights and tokenizer")
+        with safe_open(str(weights[0]), framework="np", device="cpu") as fh:
+            embedding = fh.get_tensor("embedding.weight")
+        self._model = WordLlamaInference(
+            embedding, Tokenizer.from_file(str(tokenizers[0])), binary=False
+        )
 
     def embed(self, texts: list[str]) -> list[Vector]:
         vectors = self._model.embed(texts, norm=True)

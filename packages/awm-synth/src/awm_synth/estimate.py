@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from awm_core.models import Scenario
-
 from awm_synth.config import SynthConfig
 
 # Typical (prompt tokens, completion tokens) of one first attempt per stage, for ~10 tasks.
@@ -42,23 +41,36 @@ def estimate_run(
     scale = config.tasks_per_scenario / 10
     per_stage: dict[str, dict[str, float]] = {}
     if include_scenario_stage:
-        rounds = math.ceil(config.count / config.batch) * 1.5  # filtered and duplicate scenarios need extra rounds
+        rounds = (
+            math.ceil(config.count / config.batch) * 1.5
+        )  # filtered and duplicate scenarios need extra rounds
         for stage in ("scenario_expand", "scenario_classify"):
             p, c = STAGE_PROFILE[stage]
-            per_stage[stage] = {"requests": math.ceil(rounds), "prompt_tokens": p * rounds, "completion_tokens": c * rounds}
+            per_stage[stage] = {
+                "requests": math.ceil(rounds),
+                "prompt_tokens": p * rounds,
+                "completion_tokens": c * rounds,
+            }
     for stage in stages:
         p, c = STAGE_PROFILE[stage]
         requests = n * ATTEMPTS_PER_STAGE
         # A repair request carries the previous answer and its errors on top of the prompt.
         prompt = n * (p * scale + (ATTEMPTS_PER_STAGE - 1) * (p + c) * scale)
-        per_stage[stage] = {"requests": math.ceil(requests), "prompt_tokens": prompt, "completion_tokens": n * c * scale * ATTEMPTS_PER_STAGE}
+        per_stage[stage] = {
+            "requests": math.ceil(requests),
+            "prompt_tokens": prompt,
+            "completion_tokens": n * c * scale * ATTEMPTS_PER_STAGE,
+        }
     prompt_total = int(sum(v["prompt_tokens"] for v in per_stage.values()))
     completion_total = int(sum(v["completion_tokens"] for v in per_stage.values()))
     from awm_synth.accounting import Pricing, pricing_for
 
     pricing = pricing_for(config.backend)
     if config.price_in_per_mtok is not None or config.price_out_per_mtok is not None:
-        pricing = Pricing(input_per_mtok=config.price_in_per_mtok or 0.0, output_per_mtok=config.price_out_per_mtok or 0.0)
+        pricing = Pricing(
+            input_per_mtok=config.price_in_per_mtok or 0.0,
+            output_per_mtok=config.price_out_per_mtok or 0.0,
+        )
     return {
         "scenarios": n,
         "requests": sum(int(v["requests"]) for v in per_stage.values()),

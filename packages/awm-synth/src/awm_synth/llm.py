@@ -15,7 +15,6 @@ from typing import Any
 
 from awm_core.llm.base import ChatResponse, LLMBackend
 from awm_core.models import Message
-
 from awm_synth.accounting import CallRecord, Pricing, StageStats
 from awm_synth.cache import ResponseCache, cache_key
 from awm_synth.tags import RequestKey
@@ -56,9 +55,9 @@ class SynthLLM:
         # (monotonic time, requests in flight) at every change: benchmarks read saturation from it.
         self.timeline: list[tuple[float, int]] = []
         # A semaphore belongs to one event loop; tests and the CLI may run several loops.
-        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._semaphores: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, asyncio.Semaphore
+        ] = weakref.WeakKeyDictionary()
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -111,7 +110,9 @@ class SynthLLM:
         waited = time.perf_counter() - started
         stats.llm_wait_s += waited
         if self.cache is not None:
-            self.cache.put(digest, response, meta={"stage": key.stage, "scenario": key.scenario, "attempt": key.attempt})
+            # fsync'ed file writes off the event loop: other requests' answers keep flowing meanwhile.
+            meta = {"stage": key.stage, "scenario": key.scenario, "attempt": key.attempt}
+            await asyncio.to_thread(self.cache.put, digest, response, meta=meta)
         record = self._record(key, response, cached=False)
         record.latency_s = waited
         stats.calls.append(record)

@@ -41,6 +41,7 @@ def parse_json_model(text: str, model: type[M]) -> M:
         return model.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()[:8]
+            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
+            for e in exc.errors()[:8]
         )
         raise ArtifactParseError(f"the JSON does not match {model.__name__}: {problems}") from exc

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from awm_core.llm.base import LLMBackend, LLMError, get_backend
-from awm_core.models import Scenario
 from pydantic import BaseModel
 
+from awm_core.llm.base import LLMBackend, LLMError, get_backend
+from awm_core.models import Scenario
 from awm_synth.accounting import Pricing, pricing_for
 from awm_synth.artifacts import (
     DatabaseSchema,
@@ -82,7 +82,9 @@ class RunSummary:
         return [s for s in self.statuses if s.status == "shipped"]
 
 
-def make_llm(config: SynthConfig, run_dir: RunDir, cache_dir: Path | None = None, **backend_options: Any) -> SynthLLM:
+def make_llm(
+    config: SynthConfig, run_dir: RunDir, cache_dir: Path | None = None, **backend_options: Any
+) -> SynthLLM:
     """Build the backend named in ``config`` behind the cache and the concurrency limit."""
     prefix = config.backend.partition(":")[0]
     if prefix == "openai":
@@ -91,7 +93,8 @@ def make_llm(config: SynthConfig, run_dir: RunDir, cache_dir: Path | None = None
     pricing = pricing_for(config.backend)
     if config.price_in_per_mtok is not None or config.price_out_per_mtok is not None:
         pricing = Pricing(
-            input_per_mtok=config.price_in_per_mtok or 0.0, output_per_mtok=config.price_out_per_mtok or 0.0
+            input_per_mtok=config.price_in_per_mtok or 0.0,
+            output_per_mtok=config.price_out_per_mtok or 0.0,
         )
     cache = ResponseCache(cache_dir or run_dir.cache_dir)
     return SynthLLM(backend, cache=cache, concurrency=config.concurrency, pricing=pricing)
@@ -102,7 +105,9 @@ def prepare_run(run_dir: RunDir, config: SynthConfig, *, resume_config: bool = T
     run_dir.root.mkdir(parents=True, exist_ok=True)
     stored = run_dir.load_config()
     if stored is not None and resume_config:
-        return stored.model_copy(update={"concurrency": config.concurrency, "backend": config.backend})
+        return stored.model_copy(
+            update={"concurrency": config.concurrency, "backend": config.backend}
+        )
     run_dir.save_config(config)
     return config
 
@@ -121,10 +126,17 @@ async def run_scenario_stage(
 
 def import_scenarios(run_dir: RunDir, scenarios: Sequence[Scenario]) -> ScenarioSelection:
     """Use a given scenario list instead of generating one (``--scenarios FILE``)."""
-    selection = ScenarioSelection(scenarios=list(scenarios), requested=len(scenarios), embedder="imported")
+    selection = ScenarioSelection(
+        scenarios=list(scenarios), requested=len(scenarios), embedder="imported"
+    )
     if run_dir.load_stage(GLOBAL_SCENARIO, "scenario") is None:
         run_dir.save_stage(
-            StageRecord(stage="scenario", scenario=GLOBAL_SCENARIO, accepted=True, artifact=selection.model_dump(mode="json"))
+            StageRecord(
+                stage="scenario",
+                scenario=GLOBAL_SCENARIO,
+                accepted=True,
+                artifact=selection.model_dump(mode="json"),
+            )
         )
     return selection
 
@@ -167,11 +179,14 @@ async def run_environment(
             except (LLMError, SynthError) as exc:
                 # Not checkpointed: a resumed run tries this stage again (answered requests are cached).
                 status = EnvStatus(
-                    scenario=scenario.name, status="failed", failed_stage=stage, reason=f"{type(exc).__name__}: {exc}"
+                    scenario=scenario.name,
+                    status="failed",
+                    failed_stage=stage,
+                    reason=f"{type(exc).__name__}: {exc}",
                 )
                 run_dir.save_status(status)
                 return status
-            run_dir.save_stage(record)
+            await asyncio.to_thread(run_dir.save_stage, record)
             if progress:
                 progress(scenario.name, stage, record)
         elif progress and stage in stages:
@@ -199,16 +214,32 @@ async def run_environment(
     return await asyncio.to_thread(_package, run_dir, config, scenario, ctx.artifacts)
 
 
-def _package(run_dir: RunDir, config: SynthConfig, scenario: Scenario, artifacts: dict[str, Any]) -> EnvStatus:
+def _package(
+    run_dir: RunDir, config: SynthConfig, scenario: Scenario, artifacts: dict[str, Any]
+) -> EnvStatus:
     verifiers: VerifierModule = artifacts["verifiers"]
     tasks = build_tasks(artifacts["tasks"], verifiers)
     code: ToolCode = artifacts["code"]
     target = run_dir.bundles_dir / scenario.name
     if not tasks:
-        status = EnvStatus(scenario=scenario.name, status="failed", failed_stage="package", reason="no task was proven")
+        status = EnvStatus(
+            scenario=scenario.name,
+            status="failed",
+            failed_stage="package",
+            reason="no task was proven",
+        )
     else:
         try:
-            write_bundle(target, scenario, config, artifacts["schema"], artifacts["data"], code, tasks, verifiers)
+            write_bundle(
+                target,
+                scenario,
+                config,
+                artifacts["schema"],
+                artifacts["data"],
+                code,
+                tasks,
+                verifiers,
+            )
         except BundleRejectedError as exc:
             status = EnvStatus(
                 scenario=scenario.name,
@@ -239,6 +270,7 @@ async def run_pipeline(
     seeds: list[str] | None = None,
     with_scenario_stage: bool = True,
     progress: ProgressFn | None = None,
+    on_scenarios: Callable[[int], None] | None = None,
 ) -> RunSummary:
     """Run the scenario stage (unless scenarios are given) and ``stages`` for every scenario."""
     started = time.perf_counter()
@@ -248,6 +280,8 @@ async def run_pipeline(
         selected = (await run_scenario_stage(run_dir, llm, config, seeds=seeds)).scenarios
     else:
         selected = load_scenarios(run_dir)
+    if on_scenarios is not None:
+        on_scenarios(len(selected))
     summary = RunSummary()
     if stages:
         results = await asyncio.gather(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+
 from awm_core.hookspecs import Register, hookimpl
 
 

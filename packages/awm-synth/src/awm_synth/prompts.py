@@ -13,7 +13,6 @@ import json
 from datetime import datetime
 
 from awm_core.models import Message, Scenario
-
 from awm_synth.artifacts import DatabaseSchema, SeedData, TaskDraft, ToolInterfaceSpec
 
 _ENV_RULES = """\
@@ -93,7 +92,11 @@ def scenario_classification(scenarios: list[Scenario]) -> list[Message]:
 
 def tasks_prompt(scenario: Scenario, count: int, user_id: int, now: datetime) -> list[Message]:
     return [
-        _system("You write tasks for an AI agent that operates an application through its API.", user_id, now),
+        _system(
+            "You write tasks for an AI agent that operates an application through its API.",
+            user_id,
+            now,
+        ),
         Message(
             role="user",
             content=(
@@ -120,7 +123,9 @@ def _tasks_block(tasks: list[TaskDraft]) -> str:
 # -- database ---------------------------------------------------------------------------------------------
 
 
-def schema_prompt(scenario: Scenario, tasks: list[TaskDraft], user_id: int, now: datetime) -> list[Message]:
+def schema_prompt(
+    scenario: Scenario, tasks: list[TaskDraft], user_id: int, now: datetime
+) -> list[Message]:
     return [
         _system("You design SQLite schemas for application backends.", user_id, now),
         Message(
@@ -163,7 +168,11 @@ def spec_prompt(
     scenario: Scenario, tasks: list[TaskDraft], schema: DatabaseSchema, user_id: int, now: datetime
 ) -> list[Message]:
     return [
-        _system("You design the tool interface (an HTTP API) of an application for AI agents.", user_id, now),
+        _system(
+            "You design the tool interface (an HTTP API) of an application for AI agents.",
+            user_id,
+            now,
+        ),
         Message(
             role="user",
             content=(
@@ -173,7 +182,7 @@ def spec_prompt(
                 "Each tool: a snake_case `name` (it becomes the operation_id), `method`, `path`, a "
                 "`description` an agent can act on, typed `params` (name, type, location path|query|body, "
                 "required, description, example taken from the seed data), the `response` shape, the "
-                "`tables` it touches and the `tasks` it serves. Answer JSON: {\"tools\": [...]}."
+                '`tables` it touches and the `tasks` it serves. Answer JSON: {"tools": [...]}.'
             ),
         ),
     ]
@@ -213,7 +222,8 @@ def verifiers_prompt(
     now: datetime,
 ) -> list[Message]:
     tools = "\n".join(
-        f"- {t.name}({', '.join(p.name + ':' + p.type for p in t.params)}): {t.description}" for t in spec.tools
+        f"- {t.name}({', '.join(p.name + ':' + p.type for p in t.params)}): {t.description}"
+        for t in spec.tools
     )
     return [
         _system("You write verifiers that decide whether an agent completed a task.", user_id, now),
@@ -224,12 +234,12 @@ def verifiers_prompt(
                 f"```sql\n{seed.sql()[:6000]}```\n\nTools:\n{tools}\n\nTasks:\n{_tasks_block(tasks)}\n\n"
                 "Write verifiers.py. For each task one function `verify_<task_id>(initial, final, "
                 "final_answer) -> dict` taking two read-only sqlite3 connections (before and after the "
-                "episode) and the agent's final answer; it returns {\"complete\": bool, \"evidence\": {...}}.\n"
+                'episode) and the agent\'s final answer; it returns {"complete": bool, "evidence": {...}}.\n'
                 "- Compare before and after: the intended change happened AND nothing else changed.\n"
                 "- Accept every correct solution (check the end state, not the path; ignore case and "
                 "whitespace in free text).\n- Read-only and refusal tasks are judged on the final answer "
                 "and on nothing having changed.\n- Deterministic, no writes, no network.\n"
-                "Also define a module-level literal `SOLUTIONS = {task_id: {\"verifier\": name, "
+                'Also define a module-level literal `SOLUTIONS = {task_id: {"verifier": name, '
                 '"reference_solution": [{"tool", "arguments"}], "reference_answer": str|None, '
                 '"wrong_solution": {"description", "solution": [...], "final_answer"}}}` '
                 "with concrete arguments from the seed data: the reference solution must complete the "

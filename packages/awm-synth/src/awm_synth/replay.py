@@ -20,7 +20,6 @@ from typing import Any
 
 from awm_core.llm.base import ChatResponse
 from awm_core.models import Message, TokenUsage
-
 from awm_synth.errors import ReplayMissingError
 from awm_synth.tags import GLOBAL_SCENARIO, RequestKey, key_from_messages
 
@@ -30,7 +29,9 @@ _FILE = re.compile(r"^(?P<stage>[a-z_]+)\.(?P<attempt>\d+)\.[a-z]+$")
 
 def recorded_scenarios(root: Path = REPLAY_ROOT) -> list[str]:
     """Scenario names with recordings (the folders other than ``_scenarios``)."""
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+    return sorted(
+        p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
+    )
 
 
 @cache
@@ -96,7 +97,9 @@ class ReplayBackend:
         if key is None:
             raise ReplayMissingError("the replay backend answers only tagged awm-synth requests")
         text = replay_text(key, self.root)
-        return ChatResponse(content=text, model=self.name, usage=_usage(messages, text), finish_reason="stop")
+        return ChatResponse(
+            content=text, model=self.name, usage=_usage(messages, text), finish_reason="stop"
+        )
 
 
 def replay_responder(root: Path = REPLAY_ROOT):  # type: ignore[no-untyped-def]

@@ -27,14 +27,25 @@ def build_report(run_dir: RunDir) -> dict[str, Any]:
         causes: Counter[str] = Counter(c for r in rs for a in r.attempts for c in a.causes)
         stages[stage] = {
             "environments": len(rs),
-            "first_attempt_success": round(sum(1 for r in rs if r.accepted and len(r.attempts) == 1) / len(rs), 4),
+            "first_attempt_success": round(
+                sum(1 for r in rs if r.accepted and len(r.attempts) == 1) / len(rs), 4
+            ),
             "accepted": sum(1 for r in rs if r.accepted),
             "mean_correction_iterations": round(sum(len(r.attempts) - 1 for r in rs) / len(rs), 4),
             "failures_by_cause": dict(causes.most_common()),
         }
     envs: dict[str, dict[str, Any]] = defaultdict(
-        lambda: {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "requests": 0, "cached_requests": 0,
-                 "wall_s": 0.0, "llm_wait_s": 0.0, "own_work_s": 0.0, "attempts": {}}
+        lambda: {
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "cost_usd": 0.0,
+            "requests": 0,
+            "cached_requests": 0,
+            "wall_s": 0.0,
+            "llm_wait_s": 0.0,
+            "own_work_s": 0.0,
+            "attempts": {},
+        }
     )
     corrections: list[dict[str, Any]] = []
     for r in records:
@@ -53,7 +64,15 @@ def build_report(run_dir: RunDir) -> dict[str, Any]:
                 {
                     "scenario": r.scenario,
                     "stage": r.stage,
-                    "attempts": [{"number": a.number, "failed": a.failed, "total": a.total, "causes": sorted(set(a.causes))} for a in r.attempts],
+                    "attempts": [
+                        {
+                            "number": a.number,
+                            "failed": a.failed,
+                            "total": a.total,
+                            "causes": sorted(set(a.causes)),
+                        }
+                        for a in r.attempts
+                    ],
                     "kept_attempt": r.chosen_attempt,
                     "accepted": r.accepted,
                 }
@@ -85,7 +104,15 @@ def build_report(run_dir: RunDir) -> dict[str, Any]:
             "cost_usd": round(scenario_record.stats.cost_usd, 6),
         }
         texts = {s.name: f"{s.name.replace('_', ' ')}: {s.description}" for s in sel.scenarios}
-    bundles = {p.name: p for p in run_dir.bundles_dir.iterdir() if p.is_dir() and not p.name.startswith(".")} if run_dir.bundles_dir.is_dir() else {}
+    bundles = (
+        {
+            p.name: p
+            for p in run_dir.bundles_dir.iterdir()
+            if p.is_dir() and not p.name.startswith(".")
+        }
+        if run_dir.bundles_dir.is_dir()
+        else {}
+    )
     config = run_dir.load_config()
     return {
         "run_dir": str(run_dir.root),
@@ -97,14 +124,26 @@ def build_report(run_dir: RunDir) -> dict[str, Any]:
         "self_corrections": corrections,
         "environments": dict(sorted(envs.items())),
         "totals": {
-            "prompt_tokens": sum(e["prompt_tokens"] for e in envs.values()) + scenario_info.get("prompt_tokens", 0),
-            "completion_tokens": sum(e["completion_tokens"] for e in envs.values()) + scenario_info.get("completion_tokens", 0),
-            "cost_usd": round(sum(e["cost_usd"] for e in envs.values()) + scenario_info.get("cost_usd", 0.0), 6),
+            "prompt_tokens": sum(e["prompt_tokens"] for e in envs.values())
+            + scenario_info.get("prompt_tokens", 0),
+            "completion_tokens": sum(e["completion_tokens"] for e in envs.values())
+            + scenario_info.get("completion_tokens", 0),
+            "cost_usd": round(
+                sum(e["cost_usd"] for e in envs.values()) + scenario_info.get("cost_usd", 0.0), 6
+            ),
             "llm_wait_s": round(total_wait, 3),
             "own_work_s": round(total_own, 3),
-            "llm_wait_share": round(total_wait / (total_wait + total_own), 4) if total_wait + total_own else 0.0,
+            "llm_wait_share": round(total_wait / (total_wait + total_own), 4)
+            if total_wait + total_own
+            else 0.0,
         },
-        "diversity": diversity(bundles, texts, embedder=scenario_info.get("embedder", "lexical") if scenario_info.get("embedder") in ("lexical-tfidf",) else "auto"),
+        "diversity": diversity(
+            bundles,
+            texts,
+            embedder=scenario_info.get("embedder", "lexical")
+            if scenario_info.get("embedder") in ("lexical-tfidf",)
+            else "auto",
+        ),
     }
 
 
@@ -116,7 +155,9 @@ def render_report(report: dict[str, Any], console: Console) -> None:
     )
     sc = report["scenario_stage"]
     if sc:
-        dupes = ", ".join(f"{d['name']} ~ {d['duplicate_of']} ({d['similarity']})" for d in sc["duplicates"])
+        dupes = ", ".join(
+            f"{d['name']} ~ {d['duplicate_of']} ({d['similarity']})" for d in sc["duplicates"]
+        )
         console.print(
             f"scenarios: {sc['kept']} kept of {sc['requested']} requested; rejected as unsuitable: "
             f"{', '.join(sc['rejected_unsuitable']) or 'none'}; duplicates: "
@@ -128,23 +169,54 @@ def render_report(report: dict[str, Any], console: Console) -> None:
         table.add_column(col)
     for stage, s in report["stages"].items():
         causes = ", ".join(f"{k}×{v}" for k, v in s["failures_by_cause"].items())
-        table.add_row(stage, str(s["environments"]), f"{s['first_attempt_success']:.0%}", f"{s['mean_correction_iterations']:.2f}", causes)
+        table.add_row(
+            stage,
+            str(s["environments"]),
+            f"{s['first_attempt_success']:.0%}",
+            f"{s['mean_correction_iterations']:.2f}",
+            causes,
+        )
     console.print(table)
     table = Table(title="self-correction paths taken")
     for col in ("environment", "stage", "attempts (failed/total: causes)", "kept", "ok"):
         table.add_column(col)
     for c in report["self_corrections"]:
-        path = " → ".join(f"{a['failed']}/{a['total']}" + (f" {','.join(a['causes'])}" if a["causes"] else "") for a in c["attempts"])
-        table.add_row(c["scenario"], c["stage"], path, str(c["kept_attempt"]), "yes" if c["accepted"] else "no")
+        path = " → ".join(
+            f"{a['failed']}/{a['total']}" + (f" {','.join(a['causes'])}" if a["causes"] else "")
+            for a in c["attempts"]
+        )
+        table.add_row(
+            c["scenario"],
+            c["stage"],
+            path,
+            str(c["kept_attempt"]),
+            "yes" if c["accepted"] else "no",
+        )
     console.print(table)
     table = Table(title="environments")
-    for col in ("environment", "status", "tasks", "tools", "requests", "tokens in/out", "cost $", "LLM wait s", "own work s"):
+    for col in (
+        "environment",
+        "status",
+        "tasks",
+        "tools",
+        "requests",
+        "tokens in/out",
+        "cost $",
+        "LLM wait s",
+        "own work s",
+    ):
         table.add_column(col)
     for name, e in report["environments"].items():
         table.add_row(
-            name, e.get("status", "in progress"), str(e.get("tasks", "")), str(e.get("tools", "")),
-            f"{e['requests']} ({e['cached_requests']} cached)", f"{e['prompt_tokens']}/{e['completion_tokens']}",
-            f"{e['cost_usd']:.4f}", f"{e['llm_wait_s']:.2f}", f"{e['own_work_s']:.2f}",
+            name,
+            e.get("status", "in progress"),
+            str(e.get("tasks", "")),
+            str(e.get("tools", "")),
+            f"{e['requests']} ({e['cached_requests']} cached)",
+            f"{e['prompt_tokens']}/{e['completion_tokens']}",
+            f"{e['cost_usd']:.4f}",
+            f"{e['llm_wait_s']:.2f}",
+            f"{e['own_work_s']:.2f}",
         )
     console.print(table)
     t = report["totals"]

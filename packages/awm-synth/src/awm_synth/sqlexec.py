@@ -18,9 +18,7 @@ _CREATE_TABLE = re.compile(
     r"^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?[\"`\[]?(\w+)", re.IGNORECASE
 )
 _CREATE_INDEX = re.compile(r"^\s*CREATE\s+(?:UNIQUE\s+)?INDEX", re.IGNORECASE)
-_INSERT_TABLE = re.compile(
-    r"^\s*INSERT\s+(?:OR\s+\w+\s+)?INTO\s+[\"`\[]?(\w+)", re.IGNORECASE
-)
+_INSERT_TABLE = re.compile(r"^\s*INSERT\s+(?:OR\s+\w+\s+)?INTO\s+[\"`\[]?(\w+)", re.IGNORECASE)
 
 
 def statements(script: str) -> list[str]:
@@ -77,7 +75,10 @@ def run_statements(conn: sqlite3.Connection, sqls: list[str]) -> ScriptRun:
 
 def foreign_key_problems(conn: sqlite3.Connection, limit: int = 20) -> list[str]:
     rows = conn.execute("PRAGMA foreign_key_check").fetchall()[:limit]
-    return [f"{table} rowid {rowid}: foreign key to {parent} has no matching row" for table, rowid, parent, _ in rows]
+    return [
+        f"{table} rowid {rowid}: foreign key to {parent} has no matching row"
+        for table, rowid, parent, _ in rows
+    ]
 
 
 def build_template(schema_sql: str, seed_sql: str) -> bytes:

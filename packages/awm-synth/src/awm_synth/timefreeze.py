@@ -98,7 +98,9 @@ def freeze_now(sql: str, reference_time: datetime) -> FreezeResult:
             try:
                 value = conn.execute(f"SELECT {frozen_call}").fetchone()[0]
             except sqlite3.Error:
-                out.append(sql[pos : match.end()])  # not evaluable: leave it for the checks to report
+                out.append(
+                    sql[pos : match.end()]
+                )  # not evaluable: leave it for the checks to report
                 pos = match.end()
                 continue
             literal = _sql_literal(value)

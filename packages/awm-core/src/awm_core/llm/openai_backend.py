@@ -113,7 +113,7 @@ class OpenAIBackend:
         return pair
 
     def _delay(self, retry: int, error: Exception) -> float:
-        delay = min(self.max_backoff_s, self.backoff_s * (2**retry))
+        delay: float = min(self.max_backoff_s, self.backoff_s * (2**retry))
         delay *= 1 + 0.1 * random.random()
         response = getattr(error, "response", None)
         if response is not None:

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from awm_core.models import Message, Scenario
 from pydantic import BaseModel, ConfigDict, Field
 
+from awm_core.models import Message, Scenario
 from awm_synth.accounting import StageStats
 from awm_synth.config import SynthConfig
 from awm_synth.correction import AttemptRecord, CheckResult, self_correct

@@ -30,7 +30,9 @@ def _example_args(tool: object) -> dict[str, object]:
     return {p.name: p.example for p in tool.params if p.example is not None}  # type: ignore[attr-defined]
 
 
-def check_code(code: ToolCode, spec: ToolInterfaceSpec, schema: DatabaseSchema, seed: SeedData) -> CheckResult:
+def check_code(
+    code: ToolCode, spec: ToolInterfaceSpec, schema: DatabaseSchema, seed: SeedData
+) -> CheckResult:
     """Import + start + list_tools (fatal on failure), then one smoke call per spec tool."""
     template = build_template(schema.sql(), seed.sql())
     try:
@@ -43,10 +45,16 @@ def check_code(code: ToolCode, spec: ToolInterfaceSpec, schema: DatabaseSchema, 
         code.tools = sorted(harness.routes)
         for line_no, line in enumerate(code.source.splitlines(), start=1):
             if _WALL_CLOCK.search(line) and not line.lstrip().startswith("#"):
-                result.add("wall_clock", f"app.py line {line_no} reads the wall clock ({line.strip()[:80]}); use REFERENCE_TIME")
+                result.add(
+                    "wall_clock",
+                    f"app.py line {line_no} reads the wall clock ({line.strip()[:80]}); use REFERENCE_TIME",
+                )
         for tool in spec.tools:
             if tool.name not in harness.routes:
-                result.add("missing_tool", f"tool {tool.name!r} from the spec has no route with operation_id={tool.name!r}")
+                result.add(
+                    "missing_tool",
+                    f"tool {tool.name!r} from the spec has no route with operation_id={tool.name!r}",
+                )
                 continue
             args = _example_args(tool)
             harness.reset()
@@ -54,7 +62,10 @@ def check_code(code: ToolCode, spec: ToolInterfaceSpec, schema: DatabaseSchema, 
             if outcome.crash is not None:
                 result.add("tool_500", f"{tool.name}({args}) crashed: {outcome.crash}")
             elif outcome.status >= 500:
-                result.add("tool_500", f"{tool.name}({args}) answered HTTP {outcome.status}: {str(outcome.content)[:200]}")
+                result.add(
+                    "tool_500",
+                    f"{tool.name}({args}) answered HTTP {outcome.status}: {str(outcome.content)[:200]}",
+                )
             elif outcome.status == 422:
                 result.add(
                     "tool_rejects_example",

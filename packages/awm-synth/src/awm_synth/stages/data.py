@@ -28,7 +28,9 @@ def parse_seed(raw: str, reference_time: datetime) -> SeedData:
     inserts = []
     for stmt in statements(frozen.sql):
         if table_of_insert(stmt) is None:
-            raise ArtifactParseError(f"seed data may hold only INSERT statements; found: {short(stmt)}")
+            raise ArtifactParseError(
+                f"seed data may hold only INSERT statements; found: {short(stmt)}"
+            )
         inserts.append(stmt)
     if not inserts:
         raise ArtifactParseError("the answer has no INSERT statements")

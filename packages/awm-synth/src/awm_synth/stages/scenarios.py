@@ -12,7 +12,6 @@ import time
 from collections import Counter
 
 from awm_core.models import Scenario
-
 from awm_synth.accounting import StageStats
 from awm_synth.artifacts import ScenarioBatch, ScenarioSelection, ScenarioVerdicts
 from awm_synth.config import SynthConfig
@@ -70,7 +69,9 @@ async def run(llm: SynthLLM, config: SynthConfig, seeds: list[str] | None = None
             stats,
         )
         try:
-            verdicts = {v.name: v for v in parse_json_model(response.content, ScenarioVerdicts).verdicts}
+            verdicts = {
+                v.name: v for v in parse_json_model(response.content, ScenarioVerdicts).verdicts
+            }
         except ArtifactParseError:
             verdicts = {}
         suitable = []
@@ -87,9 +88,17 @@ async def run(llm: SynthLLM, config: SynthConfig, seeds: list[str] | None = None
             prior=[scenario_text(s) for s in selection.scenarios],
         )
         for d in dupes:
-            other = selection.scenarios[-1 - d.kept_index] if d.kept_index < 0 else suitable[d.kept_index]
+            other = (
+                selection.scenarios[-1 - d.kept_index]
+                if d.kept_index < 0
+                else suitable[d.kept_index]
+            )
             selection.duplicates.append(
-                {"name": suitable[d.index].name, "duplicate_of": other.name, "similarity": d.similarity}
+                {
+                    "name": suitable[d.index].name,
+                    "duplicate_of": other.name,
+                    "similarity": d.similarity,
+                }
             )
         for i in kept:
             s = suitable[i]

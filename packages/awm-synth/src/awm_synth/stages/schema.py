@@ -39,7 +39,9 @@ def parse_schema(raw: str, reference_time: datetime) -> DatabaseSchema:
                 f"the schema may hold only CREATE TABLE and CREATE INDEX statements; found: {short(stmt)}"
             )
     if not tables:
-        raise ArtifactParseError("the answer defines no tables; answer with CREATE TABLE statements in a ```sql block")
+        raise ArtifactParseError(
+            "the answer defines no tables; answer with CREATE TABLE statements in a ```sql block"
+        )
     return DatabaseSchema(tables=tables, indexes=indexes)
 
 
@@ -52,7 +54,9 @@ def check_schema(schema: DatabaseSchema) -> CheckResult:
         for table in schema.tables:
             run = run_statements(conn, [table.ddl])
             if run.failed:
-                result.add("ddl_error", f"table {table.name}: {run.failed[0][1]} in: {short(table.ddl)}")
+                result.add(
+                    "ddl_error", f"table {table.name}: {run.failed[0][1]} in: {short(table.ddl)}"
+                )
                 schema.dropped.append(table.name)
             else:
                 kept.append(table)

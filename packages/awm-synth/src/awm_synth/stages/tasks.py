@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from awm_core.models import complexity_for_calls
-
 from awm_synth.artifacts import TaskSet
 from awm_synth.correction import CheckResult
 from awm_synth.parsing import parse_json_model

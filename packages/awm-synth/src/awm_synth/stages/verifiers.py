@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ast
 
-from awm_envs.verifiers import run_native_verifier
 from pydantic import ValidationError
 
+from awm_envs.verifiers import run_native_verifier
 from awm_synth.apprunner import AppHarness, AppLoadError, import_source
 from awm_synth.artifacts import (
     DatabaseSchema,
@@ -20,7 +20,6 @@ from awm_synth.artifacts import (
     TaskSet,
     TaskSolution,
     ToolCode,
-    ToolInterfaceSpec,
     VerifierModule,
 )
 from awm_synth.correction import CheckResult
@@ -39,7 +38,9 @@ def parse_verifiers(raw: str) -> VerifierModule:
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
-        raise ArtifactParseError(f"verifiers.py has a syntax error at line {exc.lineno}: {exc.msg}") from exc
+        raise ArtifactParseError(
+            f"verifiers.py has a syntax error at line {exc.lineno}: {exc.msg}"
+        ) from exc
     solutions_node = None
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
@@ -47,12 +48,16 @@ def parse_verifiers(raw: str) -> VerifierModule:
         ):
             solutions_node = node
     if solutions_node is None:
-        raise ArtifactParseError(f"verifiers.py must define a module-level literal {SOLUTIONS_NAME} = {{task_id: ...}}")
+        raise ArtifactParseError(
+            f"verifiers.py must define a module-level literal {SOLUTIONS_NAME} = {{task_id: ...}}"
+        )
     try:
         raw_solutions = ast.literal_eval(solutions_node.value)
         solutions = {str(k): TaskSolution.model_validate(v) for k, v in raw_solutions.items()}
     except (ValueError, SyntaxError, AttributeError, ValidationError) as exc:
-        raise ArtifactParseError(f"{SOLUTIONS_NAME} is not a literal dict of task solutions: {exc}") from exc
+        raise ArtifactParseError(
+            f"{SOLUTIONS_NAME} is not a literal dict of task solutions: {exc}"
+        ) from exc
     lines = source.splitlines(keepends=True)
     start, end = solutions_node.lineno - 1, solutions_node.end_lineno or solutions_node.lineno
     stripped = "".join(lines[:start] + lines[end:]).strip() + "\n"
@@ -116,7 +121,10 @@ def _prove(task_id, solution: TaskSolution | None, verifiers, harness: AppHarnes
         if not outcome.ok:
             detail = outcome.crash or str(outcome.content)[:200]
             problems.append(
-                ("reference_step_failed", f"reference step {i} {step.tool}({step.arguments}) failed: HTTP {outcome.status} {detail}")
+                (
+                    "reference_step_failed",
+                    f"reference step {i} {step.tool}({step.arguments}) failed: HTTP {outcome.status} {detail}",
+                )
             )
             break
     final = harness.snapshot()
@@ -125,17 +133,25 @@ def _prove(task_id, solution: TaskSolution | None, verifiers, harness: AppHarnes
         problems.append(("verifier_error", f"{fn} after the reference solution: {after.error}"))
     elif not after.complete:
         problems.append(
-            ("reference_not_complete", f"{fn} says not complete after the reference solution (evidence {after.evidence})")
+            (
+                "reference_not_complete",
+                f"{fn} says not complete after the reference solution (evidence {after.evidence})",
+            )
         )
     wrong = solution.wrong_solution
     if wrong is not None:
         harness.reset()
         for step in wrong.solution:
             harness.call(step.tool, step.arguments)
-        verdict = run_native_verifier(verifiers, fn, template, harness.snapshot(), wrong.final_answer)
+        verdict = run_native_verifier(
+            verifiers, fn, template, harness.snapshot(), wrong.final_answer
+        )
         if verdict.complete:
             problems.append(
-                ("verifier_accepts_wrong", f"{fn} accepts the wrong solution ({wrong.description}); make it stricter")
+                (
+                    "verifier_accepts_wrong",
+                    f"{fn} accepts the wrong solution ({wrong.description}); make it stricter",
+                )
             )
     return problems
 
@@ -147,10 +163,17 @@ async def run(ctx: ScenarioContext) -> StageRecord:
         ctx,
         "verifiers",
         verifiers_prompt(
-            ctx.scenario, tasks.tasks, ctx.artifacts["schema"], ctx.artifacts["data"], ctx.artifacts["spec"],
-            cfg.user_id, cfg.reference_time,
+            ctx.scenario,
+            tasks.tasks,
+            ctx.artifacts["schema"],
+            ctx.artifacts["data"],
+            ctx.artifacts["spec"],
+            cfg.user_id,
+            cfg.reference_time,
         ),
         parse_verifiers,
-        lambda module: check_verifiers(module, tasks, ctx.artifacts["code"], ctx.artifacts["schema"], ctx.artifacts["data"]),
+        lambda module: check_verifiers(
+            module, tasks, ctx.artifacts["code"], ctx.artifacts["schema"], ctx.artifacts["data"]
+        ),
         cfg.thresholds.verifiers,
     )

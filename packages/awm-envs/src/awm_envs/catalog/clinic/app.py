@@ -64,6 +64,7 @@ class Pharmacy(Base):
     address: Mapped[str]
     city: Mapped[str]
     open_24h: Mapped[int]
+    near_location_id: Mapped[int | None] = mapped_column(ForeignKey("locations.location_id"))
 
 
 class Patient(Base):
@@ -357,6 +358,7 @@ class PharmacyOut(BaseModel):
     address: str
     city: str
     open_24h: bool
+    near_location_id: int | None
 
 
 class PharmacyList(BaseModel):
@@ -666,6 +668,7 @@ def _pharmacy_out(p: Pharmacy) -> PharmacyOut:
         address=p.address,
         city=p.city,
         open_24h=bool(p.open_24h),
+        near_location_id=p.near_location_id,
     )
 
 

@@ -30,7 +30,9 @@ CREATE TABLE pharmacies (
     name         TEXT NOT NULL,
     address      TEXT NOT NULL,
     city         TEXT NOT NULL,
-    open_24h     INTEGER NOT NULL DEFAULT 0 CHECK (open_24h IN (0, 1))
+    open_24h     INTEGER NOT NULL DEFAULT 0 CHECK (open_24h IN (0, 1)),
+    -- the clinic location whose e-prescriptions it receives first (nearest partner)
+    near_location_id  INTEGER REFERENCES locations(location_id)
 );
 
 CREATE TABLE patients (

@@ -40,11 +40,11 @@ INSERT INTO doctors (doctor_id, name, specialty_id, location_id, consultation_fe
 INSERT INTO doctors (doctor_id, name, specialty_id, location_id, consultation_fee_cents, accepts_new_patients, is_active) VALUES (21, 'Ahmed Saleh', 7, 4, 19000, 1, 1);
 INSERT INTO doctors (doctor_id, name, specialty_id, location_id, consultation_fee_cents, accepts_new_patients, is_active) VALUES (22, 'Lucia Moreno', 3, 4, 17000, 1, 1);
 
-INSERT INTO pharmacies (pharmacy_id, name, address, city, open_24h) VALUES (1, 'Greenleaf Pharmacy', '221 Main Street', 'Springfield', 0);
-INSERT INTO pharmacies (pharmacy_id, name, address, city, open_24h) VALUES (2, 'Elm Street Pharmacy', '14 Elm Street', 'Springfield', 0);
-INSERT INTO pharmacies (pharmacy_id, name, address, city, open_24h) VALUES (3, 'CityCare Pharmacy', '3 Station Square', 'Springfield', 1);
-INSERT INTO pharmacies (pharmacy_id, name, address, city, open_24h) VALUES (4, 'Elm Street Pharmacy', '90 Elm Street', 'Riverton', 0);
-INSERT INTO pharmacies (pharmacy_id, name, address, city, open_24h) VALUES (5, 'Harbor Drugs', '7 Pier Lane', 'Riverton', 1);
+INSERT INTO pharmacies (pharmacy_id, name, address, city, open_24h, near_location_id) VALUES (1, 'Greenleaf Pharmacy', '221 Main Street', 'Springfield', 0, 1);
+INSERT INTO pharmacies (pharmacy_id, name, address, city, open_24h, near_location_id) VALUES (2, 'Elm Street Pharmacy', '14 Elm Street', 'Springfield', 0, 2);
+INSERT INTO pharmacies (pharmacy_id, name, address, city, open_24h, near_location_id) VALUES (3, 'CityCare Pharmacy', '3 Station Square', 'Springfield', 1, 3);
+INSERT INTO pharmacies (pharmacy_id, name, address, city, open_24h, near_location_id) VALUES (4, 'Elm Street Pharmacy', '90 Elm Street', 'Riverton', 0, 4);
+INSERT INTO pharmacies (pharmacy_id, name, address, city, open_24h, near_location_id) VALUES (5, 'Harbor Drugs', '7 Pier Lane', 'Riverton', 1, NULL);
 
 INSERT INTO patients (patient_id, name, email, phone, date_of_birth, preferred_pharmacy_id, created_at) VALUES (1, 'Priya Raman', 'priya.raman@example.org', '+1-555-0201', '1988-04-12', 1, '2019-03-28T08:00:00Z');
 INSERT INTO patients (patient_id, name, email, phone, date_of_birth, preferred_pharmacy_id, created_at) VALUES (2, 'Jorge Alvarez', 'jorge.alvarez@example.org', '+1-555-0202', '1975-08-04', 1, '2019-05-04T08:00:00Z');

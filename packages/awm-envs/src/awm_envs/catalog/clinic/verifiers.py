@@ -65,9 +65,7 @@ def _changes(diff: dict[str, Any], table: str, key: str) -> dict[Any, dict[str, 
     part = _part(diff, table)
     if part["added"] or part["removed"]:
         return None
-    return {
-        b[key]: {c: (b[c], a[c]) for c in _changed_cols(b, a)} for b, a in part["changed"]
-    }
+    return {b[key]: {c: (b[c], a[c]) for c in _changed_cols(b, a)} for b, a in part["changed"]}
 
 
 def _norm(text: str | None) -> str:
