@@ -73,16 +73,86 @@ FORCED = {
 
 # (hotel_id, name, city, airport, stars, [(room name, nightly cents, free cancel hours)])
 HOTELS = [
-    (1, "Alfama Budget Rooms", "Lisbon", "LIS", 3, [("Standard Double", 9800, 48), ("Family Room", 13900, 48)]),
-    (2, "Tejo Grand Hotel", "Lisbon", "LIS", 5, [("Standard Double", 31000, 72), ("River Suite", 52000, 72)]),
-    (3, "Baixa Boutique", "Lisbon", "LIS", 4, [("Standard Double", 18500, 48), ("Deluxe King", 24000, 48)]),
-    (4, "Chiado Suites", "Lisbon", "LIS", 4, [("Standard Double", 20500, 48), ("Junior Suite", 27500, 48)]),
-    (5, "Back Bay Business Hotel", "Boston", "BOS", 4, [("King Room", 26900, 24), ("Twin Room", 24900, 24)]),
-    (6, "Harbourfront Inn", "Toronto", "YYZ", 3, [("Standard Queen", 15900, 24), ("Family Room", 21900, 24)]),
-    (7, "Maple Suites", "Toronto", "YYZ", 4, [("Standard Queen", 17900, 24), ("Two-Bedroom Suite", 34900, 24)]),
-    (8, "Loop Central Hotel", "Chicago", "ORD", 3, [("Queen Room", 16900, 24), ("King Room", 18900, 24)]),
-    (9, "Thames Side Hotel", "London", "LHR", 4, [("Double Room", 23900, 48), ("Family Room", 31900, 48)]),
-    (10, "Tenderloin Lodge", "San Francisco", "SFO", 2, [("Queen Room", 12900, 24), ("Bunk Room", 8900, 24)]),
+    (
+        1,
+        "Alfama Budget Rooms",
+        "Lisbon",
+        "LIS",
+        3,
+        [("Standard Double", 9800, 48), ("Family Room", 13900, 48)],
+    ),
+    (
+        2,
+        "Tejo Grand Hotel",
+        "Lisbon",
+        "LIS",
+        5,
+        [("Standard Double", 31000, 72), ("River Suite", 52000, 72)],
+    ),
+    (
+        3,
+        "Baixa Boutique",
+        "Lisbon",
+        "LIS",
+        4,
+        [("Standard Double", 18500, 48), ("Deluxe King", 24000, 48)],
+    ),
+    (
+        4,
+        "Chiado Suites",
+        "Lisbon",
+        "LIS",
+        4,
+        [("Standard Double", 20500, 48), ("Junior Suite", 27500, 48)],
+    ),
+    (
+        5,
+        "Back Bay Business Hotel",
+        "Boston",
+        "BOS",
+        4,
+        [("King Room", 26900, 24), ("Twin Room", 24900, 24)],
+    ),
+    (
+        6,
+        "Harbourfront Inn",
+        "Toronto",
+        "YYZ",
+        3,
+        [("Standard Queen", 15900, 24), ("Family Room", 21900, 24)],
+    ),
+    (
+        7,
+        "Maple Suites",
+        "Toronto",
+        "YYZ",
+        4,
+        [("Standard Queen", 17900, 24), ("Two-Bedroom Suite", 34900, 24)],
+    ),
+    (
+        8,
+        "Loop Central Hotel",
+        "Chicago",
+        "ORD",
+        3,
+        [("Queen Room", 16900, 24), ("King Room", 18900, 24)],
+    ),
+    (
+        9,
+        "Thames Side Hotel",
+        "London",
+        "LHR",
+        4,
+        [("Double Room", 23900, 48), ("Family Room", 31900, 48)],
+    ),
+    (
+        10,
+        "Tenderloin Lodge",
+        "San Francisco",
+        "SFO",
+        2,
+        [("Queen Room", 12900, 24), ("Bunk Room", 8900, 24)],
+    ),
 ]
 
 CUSTOMERS = [
@@ -108,7 +178,9 @@ def build() -> SeedWriter:
         "Travel booking seed data. Reference time 2025-07-01T12:00:00Z; the logged-in customer is 1."
     )
     w.add("airports", ("airport_code", "city", "country"), AIRPORTS)
-    customers = [(1, "Nina Petrova", "nina.petrova@example.net", "gold", 150000, "2019-03-04T10:00:00Z")]
+    customers = [
+        (1, "Nina Petrova", "nina.petrova@example.net", "gold", 150000, "2019-03-04T10:00:00Z")
+    ]
     for i, name in enumerate(CUSTOMERS[1:], start=2):
         customers.append(
             (
@@ -131,7 +203,20 @@ def build() -> SeedWriter:
     # a past flight for the June trip
     past = [("BOS", "ORD", datetime(2025, 6, 12, 8, 0), 165, 17900, 27900)]
     for o, d, dep, dur, basic, flex in past:
-        flights.append([len(flights) + 1, f"LK{300 + len(flights)}", o, d, dep, dep + timedelta(minutes=dur), basic, flex, 0, "departed"])
+        flights.append(
+            [
+                len(flights) + 1,
+                f"LK{300 + len(flights)}",
+                o,
+                d,
+                dep,
+                dep + timedelta(minutes=dur),
+                basic,
+                flex,
+                0,
+                "departed",
+            ]
+        )
     for o, d, prefix, hours, dur, (lo, hi) in ROUTES:
         for day in range(1, 32):
             for n, hour in enumerate(hours):
@@ -148,8 +233,23 @@ def build() -> SeedWriter:
                 if dep < REF:
                     status = "departed"
                 fid = len(flights) + 1
-                number = f"{prefix}{100 + ROUTES.index((o, d, prefix, hours, dur, (lo, hi))) * 10 + n}"
-                flights.append([fid, number, o, d, dep, dep + timedelta(minutes=dur), basic, flex, seats, status])
+                number = (
+                    f"{prefix}{100 + ROUTES.index((o, d, prefix, hours, dur, (lo, hi))) * 10 + n}"
+                )
+                flights.append(
+                    [
+                        fid,
+                        number,
+                        o,
+                        d,
+                        dep,
+                        dep + timedelta(minutes=dur),
+                        basic,
+                        flex,
+                        seats,
+                        status,
+                    ]
+                )
                 index[(o, d, day, hour)] = fid
     w.add(
         "flights",
@@ -221,7 +321,14 @@ def build() -> SeedWriter:
         )
     w.add(
         "passengers",
-        ("passenger_id", "customer_id", "full_name", "date_of_birth", "passport_number", "passport_expires"),
+        (
+            "passenger_id",
+            "customer_id",
+            "full_name",
+            "date_of_birth",
+            "passport_number",
+            "passport_expires",
+        ),
         passengers,
     )
 
@@ -267,28 +374,76 @@ def build() -> SeedWriter:
             fare = rng.choice(["basic", "flex"])
             price = f[6] if fare == "basic" else f[7]
             pax = next(p[0] for p in passengers if p[1] == cid)
-            bookings.append((bid, cid, f"TRV-{rng.randint(10000, 99999)}Q", "confirmed", ts(REF - timedelta(days=rng.randint(1, 60)))))
+            bookings.append(
+                (
+                    bid,
+                    cid,
+                    f"TRV-{rng.randint(10000, 99999)}Q",
+                    "confirmed",
+                    ts(REF - timedelta(days=rng.randint(1, 60))),
+                )
+            )
             tickets.append((tid, bid, fid, pax, fare, price, "card", "issued"))
             payments.append((pid, bid, price, "card", "charge", bookings[-1][4], "Flight"))
             tid += 1
             pid += 1
             if rng.random() < 0.5:
                 rt = rng.choice(room_types)
-                stays.append((sid, bid, rt[0], f"2025-07-{day:02d}", f"2025-07-{min(day + 2, 31):02d}" if day < 31 else "2025-08-01", 1, rt[3] * 2, "card", "confirmed"))
+                stays.append(
+                    (
+                        sid,
+                        bid,
+                        rt[0],
+                        f"2025-07-{day:02d}",
+                        f"2025-07-{min(day + 2, 31):02d}" if day < 31 else "2025-08-01",
+                        1,
+                        rt[3] * 2,
+                        "card",
+                        "confirmed",
+                    )
+                )
                 payments.append((pid, bid, rt[3] * 2, "card", "charge", bookings[-1][4], "Hotel"))
                 sid += 1
                 pid += 1
             bid += 1
-        ledger.append((len(ledger) + 1, cid, None, customers[cid - 1][4], "Opening balance", "2025-01-01T00:00:00Z"))
+        ledger.append(
+            (
+                len(ledger) + 1,
+                cid,
+                None,
+                customers[cid - 1][4],
+                "Opening balance",
+                "2025-01-01T00:00:00Z",
+            )
+        )
     w.add("bookings", ("booking_id", "customer_id", "reference", "status", "created_at"), bookings)
     w.add(
         "tickets",
-        ("ticket_id", "booking_id", "flight_id", "passenger_id", "fare_type", "price_cents", "paid_with", "status"),
+        (
+            "ticket_id",
+            "booking_id",
+            "flight_id",
+            "passenger_id",
+            "fare_type",
+            "price_cents",
+            "paid_with",
+            "status",
+        ),
         tickets,
     )
     w.add(
         "hotel_stays",
-        ("stay_id", "booking_id", "room_type_id", "check_in", "check_out", "rooms", "price_cents", "paid_with", "status"),
+        (
+            "stay_id",
+            "booking_id",
+            "room_type_id",
+            "check_in",
+            "check_out",
+            "rooms",
+            "price_cents",
+            "paid_with",
+            "status",
+        ),
         stays,
     )
     w.add(
