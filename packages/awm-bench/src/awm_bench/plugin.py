@@ -1,1 +1,15 @@
-"""awm-bench's plugin: what this package contributes through the awm hooks."""
+"""awm-bench's plugin: ``awm demo`` and ``awm bench ...``."""
+
+from __future__ import annotations
+
+import click
+
+from awm_core.hookspecs import hookimpl
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    from awm_bench.cli import bench, demo
+
+    cli.add_command(demo)
+    cli.add_command(bench)

@@ -396,7 +396,12 @@ def _next_cursor(offset: int, limit: int, total: int) -> str | None:
 def _check_date(value: str | None, name: str) -> None:
     if value is None:
         return
-    if len(value) != 10 or value[4] != "-" or value[7] != "-" or not value.replace("-", "").isdigit():
+    if (
+        len(value) != 10
+        or value[4] != "-"
+        or value[7] != "-"
+        or not value.replace("-", "").isdigit()
+    ):
         raise HTTPException(400, f"{name} must be a date YYYY-MM-DD, got {value!r}.")
 
 
@@ -616,9 +621,7 @@ def _review_out(db: Session, r: Review) -> ReviewOut:
 def _my_review(db: Session, review_id: int) -> Review:
     r = db.get(Review, review_id)
     if r is None or r.user_id != CURRENT_USER_ID:
-        mine = list(
-            db.scalars(select(Review.review_id).where(Review.user_id == CURRENT_USER_ID))
-        )
+        mine = list(db.scalars(select(Review.review_id).where(Review.user_id == CURRENT_USER_ID)))
         raise HTTPException(
             404,
             f"Review {review_id} is not one of your reviews (yours: {mine}); see list_my_reviews.",
@@ -682,7 +685,9 @@ def search_courses(
     items = [_course_out(db, c) for c in rows]
     if open_only:
         items = [
-            i for i in items if i.seats_left > 0 and i.enroll_deadline >= TODAY and i.status == "published"
+            i
+            for i in items
+            if i.seats_left > 0 and i.enroll_deadline >= TODAY and i.status == "published"
         ]
     return CoursePage(
         items=items[offset : offset + limit],
@@ -779,7 +784,9 @@ def list_my_enrollments(
     return EnrollmentList(items=items, total=len(items))
 
 
-@app.post("/courses/{course_id}/enroll", operation_id="enroll_in_course", response_model=EnrollmentOut)
+@app.post(
+    "/courses/{course_id}/enroll", operation_id="enroll_in_course", response_model=EnrollmentOut
+)
 def enroll_in_course(course_id: int, db: Session = Depends(get_db)) -> EnrollmentOut:
     """Enroll in a published course that has a free seat and whose enrollment deadline has not passed."""
     c = _course(db, course_id)
@@ -809,7 +816,10 @@ def enroll_in_course(course_id: int, db: Session = Depends(get_db)) -> Enrollmen
         )
     if e is None:
         e = Enrollment(
-            user_id=CURRENT_USER_ID, course_id=course_id, status="active", enrolled_at=REFERENCE_TIME
+            user_id=CURRENT_USER_ID,
+            course_id=course_id,
+            status="active",
+            enrolled_at=REFERENCE_TIME,
         )
         db.add(e)
     else:  # dropped or waitlisted: the same enrollment comes back
@@ -820,16 +830,21 @@ def enroll_in_course(course_id: int, db: Session = Depends(get_db)) -> Enrollmen
     return _enrollment_out(db, e)
 
 
-@app.post("/courses/{course_id}/waitlist", operation_id="join_waitlist", response_model=EnrollmentOut)
+@app.post(
+    "/courses/{course_id}/waitlist", operation_id="join_waitlist", response_model=EnrollmentOut
+)
 def join_waitlist(course_id: int, db: Session = Depends(get_db)) -> EnrollmentOut:
     """Join the waitlist of a full course (only full courses have a waitlist)."""
     c = _course(db, course_id)
     e = _my_enrollment(db, course_id)
     if e is not None and e.status != "dropped":
-        raise HTTPException(409, f"Your enrollment in course {course_id} ({c.title}) is already {e.status}.")
+        raise HTTPException(
+            409, f"Your enrollment in course {course_id} ({c.title}) is already {e.status}."
+        )
     if c.status != "published" or c.enroll_deadline < TODAY:
         raise HTTPException(
-            409, f"Course {course_id} ({c.title}) takes no enrollments (status {c.status}, deadline {c.enroll_deadline})."
+            409,
+            f"Course {course_id} ({c.title}) takes no enrollments (status {c.status}, deadline {c.enroll_deadline}).",
         )
     if _seats_taken(db, course_id) < c.capacity:
         raise HTTPException(
@@ -870,34 +885,48 @@ def drop_course(course_id: int, db: Session = Depends(get_db)) -> EnrollmentOut:
 # --------------------------------------------------------------------------- tools: progress
 
 
-@app.get("/courses/{course_id}/progress", operation_id="get_course_progress", response_model=ProgressOut)
+@app.get(
+    "/courses/{course_id}/progress", operation_id="get_course_progress", response_model=ProgressOut
+)
 def get_course_progress(course_id: int, db: Session = Depends(get_db)) -> ProgressOut:
     """Your progress in a course: every lesson (done or not), quizzes passed, certificate eligibility."""
     c = _course(db, course_id)
     e = _my_enrollment(db, course_id)
     if e is None or e.status == "waitlisted":
         raise HTTPException(
-            409, f"You have no progress in course {course_id} ({c.title}): you are "
-            f"{e.status if e else 'not enrolled'}."
+            409,
+            f"You have no progress in course {course_id} ({c.title}): you are "
+            f"{e.status if e else 'not enrolled'}.",
         )
     return _progress(db, c, e)
 
 
-@app.post("/lessons/{lesson_id}/complete", operation_id="mark_lesson_complete", response_model=CompletionOut)
+@app.post(
+    "/lessons/{lesson_id}/complete",
+    operation_id="mark_lesson_complete",
+    response_model=CompletionOut,
+)
 def mark_lesson_complete(lesson_id: int, db: Session = Depends(get_db)) -> CompletionOut:
     """Mark a lesson of one of your active courses as completed."""
     lesson = db.get(Lesson, lesson_id)
     if lesson is None:
-        raise HTTPException(404, f"Lesson {lesson_id} not found; get_course_progress lists lesson ids.")
+        raise HTTPException(
+            404, f"Lesson {lesson_id} not found; get_course_progress lists lesson ids."
+        )
     course_id = db.get(Module, lesson.module_id).course_id
     e = _active_enrollment(db, course_id)
     if db.scalar(
         select(LessonCompletion).where(
-            LessonCompletion.enrollment_id == e.enrollment_id, LessonCompletion.lesson_id == lesson_id
+            LessonCompletion.enrollment_id == e.enrollment_id,
+            LessonCompletion.lesson_id == lesson_id,
         )
     ):
         raise HTTPException(409, f"Lesson {lesson_id} ({lesson.title}) is already completed.")
-    db.add(LessonCompletion(enrollment_id=e.enrollment_id, lesson_id=lesson_id, completed_at=REFERENCE_TIME))
+    db.add(
+        LessonCompletion(
+            enrollment_id=e.enrollment_id, lesson_id=lesson_id, completed_at=REFERENCE_TIME
+        )
+    )
     db.flush()
     p = _progress(db, db.get(Course, course_id), e)
     db.commit()
@@ -931,7 +960,9 @@ def get_quiz(quiz_id: int, db: Session = Depends(get_db)) -> QuizDetailOut:
     """A quiz's questions and choices (never the answers) and your attempts on it."""
     q = db.get(Quiz, quiz_id)
     if q is None:
-        raise HTTPException(404, f"Quiz {quiz_id} not found; list_quizzes shows a course's quizzes.")
+        raise HTTPException(
+            404, f"Quiz {quiz_id} not found; list_quizzes shows a course's quizzes."
+        )
     course_id = db.get(Module, q.module_id).course_id
     e = _my_enrollment(db, course_id)
     questions = db.scalars(
@@ -939,22 +970,30 @@ def get_quiz(quiz_id: int, db: Session = Depends(get_db)) -> QuizDetailOut:
     )
     return QuizDetailOut(
         **_quiz_summary(db, q, e.enrollment_id if e else None).model_dump(),
-        questions=[QuestionOut(position=x.position, prompt=x.prompt, choices=x.choices) for x in questions],
+        questions=[
+            QuestionOut(position=x.position, prompt=x.prompt, choices=x.choices) for x in questions
+        ],
     )
 
 
-@app.post("/quizzes/{quiz_id}/attempts", operation_id="submit_quiz_attempt", response_model=AttemptOut)
+@app.post(
+    "/quizzes/{quiz_id}/attempts", operation_id="submit_quiz_attempt", response_model=AttemptOut
+)
 def submit_quiz_attempt(quiz_id: int, body: AttemptIn, db: Session = Depends(get_db)) -> AttemptOut:
     """Submit answers to a quiz of an active course; it is graded at once. Limited attempts per quiz."""
     q = db.get(Quiz, quiz_id)
     if q is None:
-        raise HTTPException(404, f"Quiz {quiz_id} not found; list_quizzes shows a course's quizzes.")
+        raise HTTPException(
+            404, f"Quiz {quiz_id} not found; list_quizzes shows a course's quizzes."
+        )
     course_id = db.get(Module, q.module_id).course_id
     e = _active_enrollment(db, course_id)
     key = [
         x.answer
         for x in db.scalars(
-            select(QuizQuestion).where(QuizQuestion.quiz_id == quiz_id).order_by(QuizQuestion.position)
+            select(QuizQuestion)
+            .where(QuizQuestion.quiz_id == quiz_id)
+            .order_by(QuizQuestion.position)
         )
     ]
     answers = [a.strip().upper() for a in body.answers]
@@ -968,7 +1007,8 @@ def submit_quiz_attempt(quiz_id: int, body: AttemptIn, db: Session = Depends(get
     summary = _quiz_summary(db, q, e.enrollment_id)
     if summary.passed:
         raise HTTPException(
-            409, f"You already passed quiz {quiz_id} (best score {summary.best_score_pct}%); no retake needed."
+            409,
+            f"You already passed quiz {quiz_id} (best score {summary.best_score_pct}%); no retake needed.",
         )
     if summary.attempts_left <= 0:
         raise HTTPException(
@@ -1012,14 +1052,18 @@ def list_my_quiz_attempts(
 
 
 @app.post(
-    "/courses/{course_id}/certificate", operation_id="claim_certificate", response_model=CertificateOut
+    "/courses/{course_id}/certificate",
+    operation_id="claim_certificate",
+    response_model=CertificateOut,
 )
 def claim_certificate(course_id: int, db: Session = Depends(get_db)) -> CertificateOut:
     """Finish an active course and get its certificate: every lesson must be completed and every quiz passed."""
     c = _course(db, course_id)
     e = _my_enrollment(db, course_id)
     if e is not None and e.status == "completed":
-        raise HTTPException(409, f"You already completed course {course_id} ({c.title}); see list_my_certificates.")
+        raise HTTPException(
+            409, f"You already completed course {course_id} ({c.title}); see list_my_certificates."
+        )
     e = _active_enrollment(db, course_id)
     p = _progress(db, c, e)
     if not p.certificate_eligible:
@@ -1058,7 +1102,9 @@ def list_my_certificates(db: Session = Depends(get_db)) -> CertificateList:
 # --------------------------------------------------------------------------- tools: reviews
 
 
-@app.get("/courses/{course_id}/reviews", operation_id="list_course_reviews", response_model=ReviewPage)
+@app.get(
+    "/courses/{course_id}/reviews", operation_id="list_course_reviews", response_model=ReviewPage
+)
 def list_course_reviews(
     course_id: int,
     min_rating: int | None = Query(default=None, ge=1, le=5),
@@ -1112,7 +1158,8 @@ def post_course_review(body: ReviewIn, db: Session = Depends(get_db)) -> ReviewO
     )
     if existing:
         raise HTTPException(
-            409, f"You already reviewed course {c.course_id} (review {existing.review_id}); use update_review."
+            409,
+            f"You already reviewed course {c.course_id} (review {existing.review_id}); use update_review.",
         )
     r = Review(
         course_id=c.course_id,

@@ -347,9 +347,7 @@ class MaintenanceIn(BaseModel):
     category: MaintenanceCategory
     description: str = Field(min_length=5, max_length=1000)
     priority: Priority = "normal"
-    entry_permitted: bool = Field(
-        default=True, description="May staff enter when you are not home"
-    )
+    entry_permitted: bool = Field(default=True, description="May staff enter when you are not home")
 
 
 class MaintenanceOut(BaseModel):
@@ -501,9 +499,7 @@ def _check_slot(db: Session, listing_id: int, when: str, ignore: int | None = No
         )
     )
     if clash:
-        free = [
-            s.starts_at for s in _slots(db, listing_id, iso[:10]).items if s.free
-        ]
+        free = [s.starts_at for s in _slots(db, listing_id, iso[:10]).items if s.free]
         raise HTTPException(
             409, f"The {iso} slot for listing {listing_id} is taken; free slots that day: {free}."
         )
@@ -662,7 +658,9 @@ def search_listings(
     )
     if query:
         q = f"%{query.strip().lower()}%"
-        stmt = stmt.where(or_(func.lower(Property.name).like(q), func.lower(Property.address).like(q)))
+        stmt = stmt.where(
+            or_(func.lower(Property.name).like(q), func.lower(Property.address).like(q))
+        )
     if neighborhood:
         stmt = stmt.where(Property.neighborhood == neighborhood)
     if bedrooms is not None:
@@ -763,7 +761,9 @@ def unsave_listing(listing_id: int, db: Session = Depends(get_db)) -> SavedList:
         )
     )
     if s is None:
-        raise HTTPException(404, f"Listing {listing_id} is not in your saved list; see list_saved_listings.")
+        raise HTTPException(
+            404, f"Listing {listing_id} is not in your saved list; see list_saved_listings."
+        )
     db.delete(s)
     db.commit()
     return list_saved_listings(db)
@@ -822,7 +822,11 @@ def list_my_viewings(
     return ViewingList(items=items, total=len(items))
 
 
-@app.post("/viewings/{viewing_id}/reschedule", operation_id="reschedule_viewing", response_model=ViewingOut)
+@app.post(
+    "/viewings/{viewing_id}/reschedule",
+    operation_id="reschedule_viewing",
+    response_model=ViewingOut,
+)
 def reschedule_viewing(
     viewing_id: int,
     scheduled_at: str = Query(description="New slot start, e.g. 2025-07-18T15:00:00Z"),
@@ -831,7 +835,9 @@ def reschedule_viewing(
     """Move one of your scheduled viewings to another free slot of the same listing."""
     v = _my_viewing(db, viewing_id)
     if v.status != "scheduled":
-        raise HTTPException(409, f"Viewing {viewing_id} is {v.status}; only scheduled viewings can move.")
+        raise HTTPException(
+            409, f"Viewing {viewing_id} is {v.status}; only scheduled viewings can move."
+        )
     _active_listing(db, v.listing_id)
     v.scheduled_at = _check_slot(db, v.listing_id, scheduled_at, ignore=v.viewing_id)
     db.commit()
@@ -843,7 +849,9 @@ def cancel_viewing(viewing_id: int, db: Session = Depends(get_db)) -> ViewingOut
     """Cancel one of your scheduled viewings."""
     v = _my_viewing(db, viewing_id)
     if v.status != "scheduled":
-        raise HTTPException(409, f"Viewing {viewing_id} is {v.status}; only scheduled viewings can be cancelled.")
+        raise HTTPException(
+            409, f"Viewing {viewing_id} is {v.status}; only scheduled viewings can be cancelled."
+        )
     v.status = "cancelled"
     db.commit()
     return _viewing_out(db, v)
@@ -935,7 +943,9 @@ def withdraw_application(application_id: int, db: Session = Depends(get_db)) -> 
             404, f"Application {application_id} is not one of yours; see list_my_applications."
         )
     if a.status != "submitted":
-        raise HTTPException(409, f"Application {application_id} is {a.status}; only pending ones can be withdrawn.")
+        raise HTTPException(
+            409, f"Application {application_id} is {a.status}; only pending ones can be withdrawn."
+        )
     a.status = "withdrawn"
     db.commit()
     return _application_out(db, a)
@@ -964,7 +974,8 @@ def give_move_out_notice(lease_id: int, body: NoticeIn, db: Session = Depends(ge
         raise HTTPException(409, f"Lease {lease_id} is {lease.status}.")
     if lease.notice_given_on:
         raise HTTPException(
-            409, f"Notice was already given on {lease.notice_given_on} (move-out {lease.move_out_date})."
+            409,
+            f"Notice was already given on {lease.notice_given_on} (move-out {lease.move_out_date}).",
         )
     move_out = _date(body.move_out_date, "move_out_date")
     earliest = date.fromisoformat(TODAY) + timedelta(days=NOTICE_DAYS)
@@ -1006,9 +1017,13 @@ def pay_rent_invoice(invoice_id: int, db: Session = Depends(get_db)) -> InvoiceO
     """Pay an open rent invoice in full from your bank account on file (late fee added after the grace period)."""
     inv = db.get(Invoice, invoice_id)
     if inv is None or inv.lease_id not in _my_lease_ids(db):
-        raise HTTPException(404, f"Invoice {invoice_id} is not one of yours; see list_rent_invoices.")
+        raise HTTPException(
+            404, f"Invoice {invoice_id} is not one of yours; see list_rent_invoices."
+        )
     if inv.status != "open":
-        raise HTTPException(409, f"Invoice {invoice_id} ({inv.period}) is already paid ({inv.paid_at}).")
+        raise HTTPException(
+            409, f"Invoice {invoice_id} ({inv.period}) is already paid ({inv.paid_at})."
+        )
     inv.late_fee_cents = _late_fee_now(inv)
     inv.status = "paid"
     inv.paid_at = REFERENCE_TIME
@@ -1020,7 +1035,9 @@ def pay_rent_invoice(invoice_id: int, db: Session = Depends(get_db)) -> InvoiceO
 
 
 @app.post("/maintenance", operation_id="submit_maintenance_request", response_model=MaintenanceOut)
-def submit_maintenance_request(body: MaintenanceIn, db: Session = Depends(get_db)) -> MaintenanceOut:
+def submit_maintenance_request(
+    body: MaintenanceIn, db: Session = Depends(get_db)
+) -> MaintenanceOut:
     """Report a problem in your current home (one unresolved request per category)."""
     lease = _active_lease(db)
     dup = db.scalar(
@@ -1065,7 +1082,11 @@ def list_maintenance_requests(
     return MaintenanceList(items=items, total=len(items))
 
 
-@app.patch("/maintenance/{request_id}", operation_id="update_maintenance_request", response_model=MaintenanceOut)
+@app.patch(
+    "/maintenance/{request_id}",
+    operation_id="update_maintenance_request",
+    response_model=MaintenanceOut,
+)
 def update_maintenance_request(
     request_id: int,
     priority: Priority | None = None,
@@ -1090,12 +1111,19 @@ def update_maintenance_request(
     return _maintenance_out(m)
 
 
-@app.post("/maintenance/{request_id}/cancel", operation_id="cancel_maintenance_request", response_model=MaintenanceOut)
+@app.post(
+    "/maintenance/{request_id}/cancel",
+    operation_id="cancel_maintenance_request",
+    response_model=MaintenanceOut,
+)
 def cancel_maintenance_request(request_id: int, db: Session = Depends(get_db)) -> MaintenanceOut:
     """Cancel an open or scheduled request you no longer need."""
     m = _my_request(db, request_id)
     if m.status not in ("open", "scheduled"):
-        raise HTTPException(409, f"Request {request_id} is {m.status}; only open or scheduled requests can be cancelled.")
+        raise HTTPException(
+            409,
+            f"Request {request_id} is {m.status}; only open or scheduled requests can be cancelled.",
+        )
     m.status = "cancelled"
     m.updated_at = REFERENCE_TIME
     db.commit()

@@ -538,7 +538,9 @@ def _order_out(db: Session, o: Order) -> OrderOut:
     e = db.get(Event, o.event_id)
     promo = db.get(Promo, o.promo_id) if o.promo_id else None
     tickets = []
-    for t in db.scalars(select(Ticket).where(Ticket.order_id == o.order_id).order_by(Ticket.ticket_id)):
+    for t in db.scalars(
+        select(Ticket).where(Ticket.order_id == o.order_id).order_by(Ticket.ticket_id)
+    ):
         # a ticket given away belongs to its new holder now: show only that it was transferred
         status = t.status if t.holder_customer_id == CURRENT_CUSTOMER_ID else "transferred"
         tickets.append(
@@ -634,9 +636,7 @@ def _refund_ticket(db: Session, t: Ticket, reason: str) -> Refund:
     db.add(r)
     db.flush()
     statuses = list(db.scalars(select(Ticket.status).where(Ticket.order_id == order.order_id)))
-    order.status = (
-        "refunded" if all(s == "refunded" for s in statuses) else "partially_refunded"
-    )
+    order.status = "refunded" if all(s == "refunded" for s in statuses) else "partially_refunded"
     return r
 
 
@@ -824,12 +824,19 @@ def buy_tickets(body: BuyIn, db: Session = Depends(get_db)) -> OrderOut:
         raise HTTPException(409, f"Sales for {e.name} open at {e.sales_start_at}.")
     left = tier.quantity - _sold(db, tier.tier_id)
     if left <= 0:
-        others = [f"{t.tier_id} ({t.name}, {t.available} left)" for t in _tiers(db, e.event_id) if t.available]
+        others = [
+            f"{t.tier_id} ({t.name}, {t.available} left)"
+            for t in _tiers(db, e.event_id)
+            if t.available
+        ]
         raise HTTPException(
-            409, f"Tier {tier.tier_id} ({tier.name}) is sold out; tiers with seats: {others or 'none'}."
+            409,
+            f"Tier {tier.tier_id} ({tier.name}) is sold out; tiers with seats: {others or 'none'}.",
         )
     if body.quantity > left:
-        raise HTTPException(409, f"Only {left} tickets are left in tier {tier.tier_id} ({tier.name}).")
+        raise HTTPException(
+            409, f"Only {left} tickets are left in tier {tier.tier_id} ({tier.name})."
+        )
     mine = (
         db.scalar(
             select(func.count())
@@ -855,7 +862,9 @@ def buy_tickets(body: BuyIn, db: Session = Depends(get_db)) -> OrderOut:
         promo = _find_promo(db, body.promo_code)
         problem = _promo_problem(promo, e.event_id)
         if problem:
-            raise HTTPException(409, f"Promo code not applied: {problem}. Retry without it or with another code.")
+            raise HTTPException(
+                409, f"Promo code not applied: {problem}. Retry without it or with another code."
+            )
         promo.used_count += 1
     subtotal = tier.price_cents * body.quantity
     discount = subtotal * promo.percent_off // 100 if promo else 0
@@ -872,7 +881,10 @@ def buy_tickets(body: BuyIn, db: Session = Depends(get_db)) -> OrderOut:
     db.add(order)
     db.flush()
     code = db.get(Section, tier.section_id).code
-    issued = db.scalar(select(func.count()).select_from(Ticket).where(Ticket.tier_id == tier.tier_id)) or 0
+    issued = (
+        db.scalar(select(func.count()).select_from(Ticket).where(Ticket.tier_id == tier.tier_id))
+        or 0
+    )
     for k in range(1, body.quantity + 1):
         n = issued + k
         t = Ticket(
@@ -937,7 +949,9 @@ def cancel_order(order_id: int, db: Session = Depends(get_db)) -> RefundList:
         )
     )
     if not tickets:
-        raise HTTPException(409, f"Order {order_id} has no valid tickets left to refund (status {o.status}).")
+        raise HTTPException(
+            409, f"Order {order_id} has no valid tickets left to refund (status {o.status})."
+        )
     refunds = [_refund_ticket(db, t, "Order cancelled") for t in tickets]
     db.commit()
     items = [_refund_out(db, r) for r in refunds]
@@ -1013,13 +1027,17 @@ def list_my_upcoming_events(db: Session = Depends(get_db)) -> UpcomingList:
     return UpcomingList(items=items, total=len(items))
 
 
-@app.put("/tickets/{ticket_id}/attendee", operation_id="set_attendee_name", response_model=TicketOut)
+@app.put(
+    "/tickets/{ticket_id}/attendee", operation_id="set_attendee_name", response_model=TicketOut
+)
 def set_attendee_name(ticket_id: int, body: AttendeeIn, db: Session = Depends(get_db)) -> TicketOut:
     """Put the name of the person who will use the ticket on it (valid tickets of upcoming events)."""
     t = _my_ticket(db, ticket_id)
     _, e, _, _ = _ticket_parts(db, t)
     if t.status != "valid":
-        raise HTTPException(409, f"Ticket {ticket_id} is {t.status}; only valid tickets can be renamed.")
+        raise HTTPException(
+            409, f"Ticket {ticket_id} is {t.status}; only valid tickets can be renamed."
+        )
     if e.starts_at <= REFERENCE_TIME:
         raise HTTPException(409, f"{e.name} already took place.")
     t.attendee_name = body.attendee_name.strip()
@@ -1045,7 +1063,9 @@ def transfer_ticket(body: TransferIn, db: Session = Depends(get_db)) -> Transfer
             409, f"Ticket {t.ticket_id} is {t.status}; only valid tickets can be transferred."
         )
     if e.status == "cancelled":
-        raise HTTPException(409, f"{e.name} is cancelled; refund the ticket with request_refund instead.")
+        raise HTTPException(
+            409, f"{e.name} is cancelled; refund the ticket with request_refund instead."
+        )
     if e.starts_at <= REFERENCE_TIME:
         raise HTTPException(409, f"{e.name} already took place.")
     recipient = db.scalar(select(Customer).where(func.lower(Customer.email) == email))
@@ -1082,16 +1102,21 @@ def list_my_transfers(
     return TransferList(items=items, total=len(items))
 
 
-@app.post("/transfers/{transfer_id}/cancel", operation_id="cancel_transfer", response_model=TransferOut)
+@app.post(
+    "/transfers/{transfer_id}/cancel", operation_id="cancel_transfer", response_model=TransferOut
+)
 def cancel_transfer(transfer_id: int, db: Session = Depends(get_db)) -> TransferOut:
     """Take back a pending transfer you sent; the ticket becomes valid for you again."""
     tr = db.get(Transfer, transfer_id)
     if tr is None or tr.from_customer_id != CURRENT_CUSTOMER_ID:
         raise HTTPException(
-            404, f"Transfer {transfer_id} is not one you sent; see list_my_transfers(direction='outgoing')."
+            404,
+            f"Transfer {transfer_id} is not one you sent; see list_my_transfers(direction='outgoing').",
         )
     if tr.status != "pending":
-        raise HTTPException(409, f"Transfer {transfer_id} is {tr.status}; only pending transfers can be cancelled.")
+        raise HTTPException(
+            409, f"Transfer {transfer_id} is {tr.status}; only pending transfers can be cancelled."
+        )
     tr.status = "cancelled"
     tr.resolved_at = REFERENCE_TIME
     db.get(Ticket, tr.ticket_id).status = "valid"
@@ -1099,16 +1124,23 @@ def cancel_transfer(transfer_id: int, db: Session = Depends(get_db)) -> Transfer
     return _transfer_out(db, tr)
 
 
-@app.post("/transfers/{transfer_id}/accept", operation_id="accept_transfer", response_model=TransferOut)
+@app.post(
+    "/transfers/{transfer_id}/accept", operation_id="accept_transfer", response_model=TransferOut
+)
 def accept_transfer(transfer_id: int, db: Session = Depends(get_db)) -> TransferOut:
     """Accept a ticket someone sent you; it becomes yours."""
-    tr = db.scalar(select(Transfer).where(Transfer.transfer_id == transfer_id, _incoming_clause(db)))
+    tr = db.scalar(
+        select(Transfer).where(Transfer.transfer_id == transfer_id, _incoming_clause(db))
+    )
     if tr is None:
         raise HTTPException(
-            404, f"Transfer {transfer_id} was not sent to you; see list_my_transfers(direction='incoming')."
+            404,
+            f"Transfer {transfer_id} was not sent to you; see list_my_transfers(direction='incoming').",
         )
     if tr.status != "pending":
-        raise HTTPException(409, f"Transfer {transfer_id} is {tr.status}; only pending transfers can be accepted.")
+        raise HTTPException(
+            409, f"Transfer {transfer_id} is {tr.status}; only pending transfers can be accepted."
+        )
     t = db.get(Ticket, tr.ticket_id)
     tr.status = "accepted"
     tr.to_customer_id = CURRENT_CUSTOMER_ID

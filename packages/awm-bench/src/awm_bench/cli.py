@@ -1,0 +1,150 @@
+"""``awm demo`` (the README's main command) and ``awm bench tasks`` (Pass@1 on awm's own tasks)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from awm_bench.demo import DEFAULT_CATALOG_ENVS, DemoConfig, print_summary, run_demo
+
+
+@click.command(name="demo")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("awm-demo"),
+    show_default=True,
+    help="Where the report and artifacts go.",
+)
+@click.option(
+    "--model",
+    default=None,
+    help="Use a real endpoint (e.g. openai:gpt-4o-mini with OPENAI_BASE_URL/OPENAI_API_KEY) for synthesis, agent and judge.",
+)
+@click.option(
+    "--env",
+    "envs",
+    multiple=True,
+    default=DEFAULT_CATALOG_ENVS,
+    show_default=True,
+    help="Catalog environments to validate and roll out.",
+)
+@click.option("--no-synth", is_flag=True, help="Skip the synthesis step.")
+@click.option("--no-local", is_flag=True, help="Skip the local SmolLM2 agent.")
+@click.option(
+    "--local-tasks", type=int, default=2, show_default=True, help="Tasks the local model attempts."
+)
+@click.option(
+    "--workers",
+    type=int,
+    default=2,
+    show_default=True,
+    help="Sandbox worker processes for the synthesized environment.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the summary as JSON (progress goes to stderr)."
+)
+def demo(
+    out: Path,
+    model: str | None,
+    envs: tuple[str, ...],
+    no_synth: bool,
+    no_local: bool,
+    local_tasks: int,
+    workers: int,
+    as_json: bool,
+) -> None:
+    """Run the whole loop offline: synthesize, validate, roll out, verify, reward, report.
+
+    No network and no API key are needed: synthesis replays recorded LLM
+    responses (including broken first attempts it must correct), the agent is the
+    reference solution plus a real small model on the CPU, and the judge is the
+    sandboxed verifier. Writes OUT/report.html and OUT/summary.json.
+    """
+    console = Console(stderr=as_json)
+    config = DemoConfig(
+        out=out,
+        model=model,
+        catalog_envs=envs,
+        synthesize=not no_synth,
+        local_agent=not no_local,
+        local_tasks=local_tasks,
+        workers=workers,
+    )
+    result = run_demo(config, console)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        print_summary(result, console)
+    reference = [o for r in result.reports if r.policy == "reference" for o in r.outcomes]
+    failed_validation = [v for v in result.validation if not v["passed"]]
+    if failed_validation or not reference or not all(o.passed for o in reference):
+        sys.exit(1)
+
+
+@click.group(name="bench")
+def bench() -> None:
+    """Evaluate agents: Pass@1 on awm's own tasks (external benchmarks: see the docs)."""
+
+
+@bench.command(name="tasks")
+@click.argument("envs", nargs=-1, required=True)
+@click.option(
+    "--model",
+    "model",
+    default="reference",
+    show_default=True,
+    help="'reference' replays reference solutions; else a backend spec (openai:NAME, local:smollm2).",
+)
+@click.option("--judge", default="code", show_default=True, help="code, llm or code+llm.")
+@click.option("--judge-model", default=None, help="Backend spec for llm judges.")
+@click.option(
+    "--workers",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Sandbox worker processes (0 = in-process).",
+)
+@click.option("--max-steps", type=int, default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def bench_tasks(
+    envs: tuple[str, ...],
+    model: str,
+    judge: str,
+    judge_model: str | None,
+    workers: int,
+    max_steps: int,
+    as_json: bool,
+) -> None:
+    """Pass@1 by complexity bucket for one policy on the tasks of ENVS."""
+    from awm_bench.evaluate import evaluate_environment
+    from awm_core.episode import Policy, ReferencePolicy
+    from awm_core.llm import get_backend
+    from awm_verify.judge import get_judge
+
+    judge_obj = get_judge(judge, model=judge_model) if judge_model else get_judge(judge)
+    if model == "reference":
+        factory = ReferencePolicy
+    else:
+        backend = get_backend(model)
+
+        def factory(task):  # type: ignore[no-untyped-def]
+            return Policy(backend, temperature=0.0)
+
+    reports = [
+        asyncio.run(
+            evaluate_environment(e, factory, judge=judge_obj, workers=workers, max_steps=max_steps)
+        )
+        for e in envs
+    ]
+    if as_json:
+        click.echo(json.dumps([r.to_json() for r in reports], indent=2))
+        return
+    from awm_bench.demo import DemoResult
+
+    print_summary(DemoResult(reports=reports), Console())

@@ -1,0 +1,240 @@
+"""``awm demo``: the whole loop, offline, in a few minutes on two cores.
+
+synthesize (replay backend, with its self-corrections) -> validate -> EnvPool
+-> episode loop (reference policy on every task, the local SmolLM2 on a few)
+-> sandboxed verifiers + judge -> rewards -> a rich summary and an HTML report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from awm_bench.evaluate import EnvReport, evaluate_environment
+from awm_bench.report_html import render_report
+from awm_core.episode import Policy, ReferencePolicy
+from awm_core.llm import get_backend
+from awm_core.models import Task
+
+DEFAULT_CATALOG_ENVS = ("shop", "bank")
+
+
+@dataclass
+class DemoConfig:
+    """What ``awm demo`` runs; every field has an offline default."""
+
+    out: Path = Path("awm-demo")
+    model: str | None = None  # openai:NAME -> synthesis, agent and judge use the endpoint
+    catalog_envs: tuple[str, ...] = DEFAULT_CATALOG_ENVS
+    synthesize: bool = True
+    local_agent: bool = True
+    local_tasks: int = 2
+    local_max_steps: int = 6
+    workers: int = 2
+    pool_size: int = 8
+
+
+@dataclass
+class DemoResult:
+    """Everything the summary, the report and ``--json`` show."""
+
+    synthesis: dict[str, Any] = field(default_factory=dict)
+    validation: list[dict[str, Any]] = field(default_factory=list)
+    reports: list[EnvReport] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+    report_path: Path | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        reference = [r for r in self.reports if r.policy == "reference"]
+        episodes = sum(len(r.outcomes) for r in reference)
+        passed = sum(o.passed for r in reference for o in r.outcomes)
+        return {
+            "wall_s": round(self.wall_s, 1),
+            "report": str(self.report_path) if self.report_path else None,
+            "synthesis": self.synthesis,
+            "validation": self.validation,
+            "reference_pass_rate": passed / episodes if episodes else 0.0,
+            "environments": [r.to_json() for r in self.reports],
+            "notes": self.notes,
+        }
+
+
+def _validate(env_ref: str | Path) -> dict[str, Any]:
+    from awm_envs.validate import validate_environment
+
+    v = validate_environment(env_ref)
+    proven = sum(t.passed for t in v.tasks)
+    return {
+        "env_id": v.env_id,
+        "path": v.path,
+        "tasks": len(v.tasks),
+        "proven": proven,
+        "passed": v.passed,
+        "problems": v.problems[:5],
+    }
+
+
+def _synthesize(out: Path, backend: str) -> tuple[Path | None, dict[str, Any]]:
+    """One environment from the synthesis pipeline; returns its bundle and what was corrected."""
+    from awm_bench.demo_synth import synthesize_one
+
+    return synthesize_one(out / "synth", backend)
+
+
+async def _run(config: DemoConfig, console: Console) -> DemoResult:
+    result = DemoResult()
+    started = time.perf_counter()
+    config.out.mkdir(parents=True, exist_ok=True)
+    env_refs: list[str | Path] = list(config.catalog_envs)
+
+    if config.synthesize:
+        backend = config.model or "replay"
+        console.rule(f"1. synthesize an environment ({backend})")
+        bundle, synthesis = await asyncio.to_thread(_synthesize, config.out, backend)
+        result.synthesis = synthesis
+        for row in synthesis.get("corrections", []):
+            console.print(
+                f"  [yellow]self-correction[/] {row['env']} / {row['stage']}: {row['attempts']} attempts — {row.get('detail', '')}"
+            )
+        if bundle is not None:
+            console.print(f"  [green]shipped[/] {bundle}")
+            env_refs.insert(0, bundle)
+        else:
+            result.notes.append("synthesis shipped no environment")
+
+    console.rule(
+        "2. validate (initial state not complete, reference completes, wrong attempt rejected)"
+    )
+    for ref in env_refs:
+        v = await asyncio.to_thread(_validate, ref)
+        result.validation.append(v)
+        mark = "[green]pass[/]" if v["passed"] else "[red]FAIL[/]"
+        console.print(f"  {v['env_id']}: {v['proven']}/{v['tasks']} tasks proven {mark}")
+
+    console.rule("3. episodes through an EnvPool, verified and rewarded")
+    judge = "code+llm" if config.model else "code"
+    judge_obj: Any = judge
+    if config.model:
+        from awm_verify.judge import get_judge
+
+        judge_obj = get_judge("code+llm", model=config.model)
+    for i, ref in enumerate(env_refs):
+        # the synthesized bundle is untrusted generated code: sandbox workers; catalog: in-process
+        workers = config.workers if (config.synthesize and i == 0 and isinstance(ref, Path)) else 0
+        report = await evaluate_environment(
+            ref,
+            lambda task: ReferencePolicy(task),
+            judge=judge_obj,
+            workers=workers,
+            pool_size=config.pool_size,
+        )
+        result.reports.append(report)
+        where = f"{workers} sandbox workers" if workers else "in-process"
+        console.print(
+            f"  reference policy on {report.env_id} ({where}): {sum(o.passed for o in report.outcomes)}/"
+            f"{len(report.outcomes)} completed, {report.env_calls_per_s:,.0f} env calls/s, "
+            f"reset {report.reset_latency_us['median']:.1f} µs"
+        )
+
+    if config.local_agent or config.model:
+        spec = config.model or "local:smollm2"
+        console.rule(f"4. a real model as the agent ({spec})")
+        try:
+            backend_obj = get_backend(spec)
+        except Exception as exc:
+            result.notes.append(f"agent model {spec} unavailable: {exc}")
+            console.print(f"  [yellow]skipped[/]: {exc}")
+        else:
+            from awm_envs import load_environment
+
+            env = load_environment(config.catalog_envs[0])
+            easy: list[Task] = sorted(
+                env.tasks, key=lambda t: (len(t.reference_solution or []), t.id)
+            )
+            chosen = easy[: config.local_tasks] if not config.model else env.tasks
+            report = await evaluate_environment(
+                env,
+                lambda task: Policy(backend_obj, temperature=0.0, max_tokens=256),
+                tasks=chosen,
+                judge=judge_obj,
+                pool_size=2,
+                concurrency=1,
+                max_steps=config.local_max_steps if not config.model else 20,
+            )
+            result.reports.append(report)
+            for o in report.outcomes:
+                why = f" ({o.termination_reason})" if o.termination_reason else ""
+                console.print(
+                    f"  {o.task_id}: {o.label}, reward {o.reward:+.1f}, {o.steps} steps, ended by {o.termination}{why}"[
+                        :220
+                    ]
+                )
+
+    result.wall_s = time.perf_counter() - started
+    facts = {
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "wall time": f"{result.wall_s:.1f} s",
+        "judge": judge if not config.model else f"code+llm ({config.model})",
+        "notes": "; ".join(result.notes) or "-",
+    }
+    html = render_report(
+        title="awm demo",
+        reports=result.reports,
+        synthesis=result.synthesis,
+        validation=result.validation,
+        facts=facts,
+    )
+    path = config.out / "report.html"
+    path.write_text(html, encoding="utf-8")
+    (config.out / "summary.json").write_text(
+        json.dumps(result.to_json(), indent=2), encoding="utf-8"
+    )
+    result.report_path = path
+    return result
+
+
+def print_summary(result: DemoResult, console: Console) -> None:
+    """The closing table: per environment and policy."""
+    table = Table(title="awm demo summary")
+    for col in (
+        "environment",
+        "policy",
+        "tasks",
+        "pass rate",
+        "by complexity",
+        "rewards",
+        "env calls/s",
+        "reset µs (median)",
+    ):
+        table.add_column(col)
+    for r in result.reports:
+        buckets = " ".join(f"{b}:{p}/{t}" for b, (p, t) in r.pass_rate_by_bucket().items())
+        rewards = " ".join(f"{k}×{v}" for k, v in r.reward_distribution().items())
+        table.add_row(
+            r.env_id,
+            r.policy,
+            str(len(r.outcomes)),
+            f"{r.pass_rate:.0%}",
+            buckets,
+            rewards,
+            f"{r.env_calls_per_s:,.0f}",
+            f"{r.reset_latency_us['median']:.1f}",
+        )
+    console.print(table)
+    console.print(f"report: {result.report_path}   wall time: {result.wall_s:.1f} s")
+
+
+def run_demo(config: DemoConfig, console: Console | None = None) -> DemoResult:
+    """Run the demo and return its results (the CLI prints them)."""
+    console = console or Console()
+    return asyncio.run(_run(config, console))

@@ -1,0 +1,234 @@
+"""Pass@1 on awm's own tasks: roll out every task in an EnvPool, verify, reward, aggregate.
+
+The same path a trainer takes (pool instance -> episode loop -> snapshot ->
+sandboxed verifier -> judge -> reward), so an evaluation number and a training
+reward can never disagree about what "complete" means.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import statistics
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from awm_core.episode import ActingPolicy, StepChecks, run_episode
+from awm_core.models import Complexity, Task, Trajectory
+from awm_envs import EnvPool, load_environment
+from awm_envs.environment import Environment
+from awm_verify.judge import Judge, JudgeError, get_judge
+from awm_verify.verify import verify_episode
+
+BUCKETS = [c.value for c in Complexity]
+
+PolicyFactory = Callable[[Task], ActingPolicy]
+
+
+@dataclass
+class EpisodeOutcome:
+    """One task's rollout as the summary and the report need it."""
+
+    env_id: str
+    task_id: str
+    complexity: str
+    policy: str
+    label: str
+    reward: float
+    termination: str
+    termination_reason: str | None
+    steps: int
+    tool_calls: int
+    tool_errors: int
+    tool_latencies_s: list[float] = field(default_factory=list)
+    expects_refusal: bool = False
+    final_answer: str | None = None
+    verdict_reasoning: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.label == "Completed"
+
+
+@dataclass
+class EnvReport:
+    """Everything measured for one environment and one policy."""
+
+    env_id: str
+    policy: str
+    outcomes: list[EpisodeOutcome]
+    reset_latency_us: dict[str, float]
+    wall_s: float
+
+    @property
+    def pass_rate(self) -> float:
+        return sum(o.passed for o in self.outcomes) / len(self.outcomes) if self.outcomes else 0.0
+
+    def pass_rate_by_bucket(self) -> dict[str, tuple[int, int]]:
+        """``{bucket: (passed, total)}`` for the buckets that have tasks."""
+        table: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for o in self.outcomes:
+            table[o.complexity][0] += o.passed
+            table[o.complexity][1] += 1
+        return {b: (table[b][0], table[b][1]) for b in BUCKETS if b in table}
+
+    def reward_distribution(self) -> dict[str, int]:
+        return dict(sorted(Counter(f"{o.reward:+.1f}" for o in self.outcomes).items()))
+
+    @property
+    def env_calls_per_s(self) -> float:
+        latencies = [x for o in self.outcomes for x in o.tool_latencies_s]
+        return len(latencies) / sum(latencies) if latencies and sum(latencies) > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "env_id": self.env_id,
+            "policy": self.policy,
+            "tasks": len(self.outcomes),
+            "pass_rate": self.pass_rate,
+            "pass_rate_by_complexity": {
+                b: {"passed": p, "total": t} for b, (p, t) in self.pass_rate_by_bucket().items()
+            },
+            "reward_distribution": self.reward_distribution(),
+            "env_calls_per_s": round(self.env_calls_per_s, 1),
+            "reset_latency_us": self.reset_latency_us,
+            "wall_s": round(self.wall_s, 3),
+            "episodes": [
+                {
+                    "task_id": o.task_id,
+                    "complexity": o.complexity,
+                    "label": o.label,
+                    "reward": o.reward,
+                    "termination": o.termination,
+                    "termination_reason": o.termination_reason,
+                    "steps": o.steps,
+                    "tool_calls": o.tool_calls,
+                    "tool_errors": o.tool_errors,
+                    "expects_refusal": o.expects_refusal,
+                    "final_answer": o.final_answer,
+                }
+                for o in self.outcomes
+            ],
+        }
+
+
+async def _maybe(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+async def measure_reset_us(pool: EnvPool, n: int = 200) -> dict[str, float]:
+    """Median and p99 of ``reset()`` as the caller sees it, on one pooled instance."""
+    inst = await pool.acquire()
+    samples = []
+    try:
+        for _ in range(n):
+            t0 = time.perf_counter()
+            await _maybe(inst.reset())
+            samples.append((time.perf_counter() - t0) * 1e6)
+    finally:
+        await pool.release(inst)
+    samples.sort()
+    return {
+        "median": round(statistics.median(samples), 1),
+        "p99": round(samples[int(0.99 * (len(samples) - 1))], 1),
+    }
+
+
+def _outcome(
+    env_id: str, task: Task, traj: Trajectory, label: str, reward: float, reasoning: str
+) -> EpisodeOutcome:
+    calls = [s for s in traj.steps if s.tool_call is not None and s.tool_call.name == "call_tool"]
+    return EpisodeOutcome(
+        env_id=env_id,
+        task_id=task.id,
+        complexity=task.complexity.value,
+        policy=str(traj.metadata.get("policy", "")),
+        label=label,
+        reward=reward,
+        termination=traj.termination.value,
+        termination_reason=traj.termination_reason,
+        steps=len(traj.steps),
+        tool_calls=len(calls),
+        tool_errors=sum(1 for s in calls if s.result is not None and s.result.is_error),
+        tool_latencies_s=[s.result.latency_s for s in calls if s.result is not None],
+        expects_refusal=task.expects_refusal,
+        final_answer=traj.final_answer,
+        verdict_reasoning=reasoning,
+    )
+
+
+async def evaluate_environment(
+    env: Environment | str,
+    policy_factory: PolicyFactory,
+    *,
+    tasks: Sequence[Task] | None = None,
+    judge: Judge | str = "code",
+    reward: str = "default",
+    pool_size: int = 8,
+    workers: int = 0,
+    concurrency: int = 8,
+    max_steps: int = 20,
+    checks: StepChecks | None = None,
+    trajectories: list[Trajectory] | None = None,
+) -> EnvReport:
+    """Roll out ``tasks`` (default: all) once each and verify every episode.
+
+    ``workers=0`` runs instances in this process (trusted bundles); ``workers>0``
+    hosts them in sandbox processes. Finished trajectories are appended to
+    ``trajectories`` when a list is given.
+    """
+    environment = env if isinstance(env, Environment) else load_environment(env)
+    judge_obj = get_judge(judge) if isinstance(judge, str) else judge
+    chosen = list(tasks if tasks is not None else environment.tasks)
+    verifiers_py = environment.path / "verifiers.py"
+    source = verifiers_py.read_text(encoding="utf-8") if verifiers_py.is_file() else None
+    started = time.perf_counter()
+    outcomes: list[EpisodeOutcome] = []
+    async with EnvPool(
+        environment, size=max(1, min(pool_size, len(chosen) or 1)), workers=workers
+    ) as pool:
+        limit = asyncio.Semaphore(concurrency)
+
+        async def one(task: Task) -> EpisodeOutcome:
+            async with limit, pool.instance() as inst:
+                traj = await run_episode(
+                    policy_factory(task),
+                    inst,
+                    task,
+                    max_steps=max_steps,
+                    checks=checks,
+                    env_id=environment.id,
+                )
+                final = await _maybe(inst.snapshot())
+            if trajectories is not None:
+                trajectories.append(traj)
+            try:
+                report = await verify_episode(
+                    task,
+                    traj,
+                    initial=environment.template,
+                    final=final,
+                    verifier_source=source if task.verifier else None,
+                    judge=judge_obj,
+                    reward=reward,
+                )
+            except JudgeError as exc:
+                return _outcome(
+                    environment.id, task, traj, "Environment Error", 0.0, f"judge failed: {exc}"
+                )
+            return _outcome(
+                environment.id,
+                task,
+                traj,
+                report.verdict.label.value,
+                report.reward.value,
+                report.verdict.reasoning,
+            )
+
+        outcomes = list(await asyncio.gather(*(one(t) for t in chosen)))
+        reset = await measure_reset_us(pool)
+    policy_name = outcomes[0].policy if outcomes else ""
+    return EnvReport(environment.id, policy_name, outcomes, reset, time.perf_counter() - started)
