@@ -131,6 +131,24 @@ def to_mcp_result(result: ToolResult) -> types.CallToolResult:
     )
 
 
+async def call_tool_for(
+    directory: InstanceDirectory, key: str, params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    """Run one ``tools/call`` on the instance behind ``key`` (the SDK handler and the fast path share it)."""
+    try:
+        instance = await directory.get(key)
+        result = await instance.call_tool(params.name, params.arguments or {})
+    except Exception as exc:  # the instance could not even be created
+        result = ToolResult(
+            content=f"environment unavailable: {exc}",
+            is_error=True,
+            error_type="environment_error",
+        )
+    if key.startswith("r:"):
+        await directory.close(key)
+    return to_mcp_result(result)
+
+
 def _key_for(ctx: Any) -> str:
     request = getattr(ctx, "request", None)
     if request is None:
@@ -170,19 +188,7 @@ def build_server(
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        key = _key_for(ctx)
-        try:
-            instance = await directory.get(key)
-            result = await instance.call_tool(params.name, params.arguments or {})
-        except Exception as exc:  # the instance could not even be created
-            result = ToolResult(
-                content=f"environment unavailable: {exc}",
-                is_error=True,
-                error_type="environment_error",
-            )
-        if key.startswith("r:"):
-            await directory.close(key)
-        return to_mcp_result(result)
+        return await call_tool_for(directory, _key_for(ctx), params)
 
     server: Server[Any] = Server(
         f"awm-{env.id}",

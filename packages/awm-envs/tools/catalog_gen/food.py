@@ -89,7 +89,11 @@ MENUS = {
         ("Veggie Burger", "burgers", 1050, 1, 1),
         ("Fries", "sides", 390, 1, 1),
     ],
-    7: [("Pho Bo", "soups", 1390, 0, 1), ("Spring Rolls", "starters", 690, 1, 1), ("Banh Mi", "mains", 990, 0, 1)],
+    7: [
+        ("Pho Bo", "soups", 1390, 0, 1),
+        ("Spring Rolls", "starters", 690, 1, 1),
+        ("Banh Mi", "mains", 990, 0, 1),
+    ],
     8: [
         ("Margherita Pizza", "pizza", 1390, 1, 1),
         ("Pepperoni Pizza", "pizza", 1590, 0, 1),
@@ -97,7 +101,11 @@ MENUS = {
         ("Garlic Bread", "sides", 550, 1, 1),
         ("Tiramisu", "desserts", 850, 1, 1),
     ],
-    9: [("Kung Pao Chicken", "mains", 1290, 0, 1), ("Mapo Tofu", "mains", 1150, 1, 1), ("Fried Rice", "sides", 690, 1, 1)],
+    9: [
+        ("Kung Pao Chicken", "mains", 1290, 0, 1),
+        ("Mapo Tofu", "mains", 1150, 1, 1),
+        ("Fried Rice", "sides", 690, 1, 1),
+    ],
     10: [
         ("Gyros Plate", "mains", 1450, 0, 1),
         ("Greek Salad", "salads", 950, 1, 1),
@@ -105,8 +113,16 @@ MENUS = {
         ("Baklava", "desserts", 590, 1, 1),
         ("Moussaka", "mains", 1550, 0, 1),
     ],
-    11: [("Bibimbap", "mains", 1390, 1, 1), ("Korean Fried Chicken", "mains", 1590, 0, 1), ("Kimchi Pancake", "starters", 890, 1, 1)],
-    12: [("Coq au Vin", "mains", 2450, 0, 1), ("French Onion Soup", "soups", 990, 1, 1), ("Creme Brulee", "desserts", 890, 1, 1)],
+    11: [
+        ("Bibimbap", "mains", 1390, 1, 1),
+        ("Korean Fried Chicken", "mains", 1590, 0, 1),
+        ("Kimchi Pancake", "starters", 890, 1, 1),
+    ],
+    12: [
+        ("Coq au Vin", "mains", 2450, 0, 1),
+        ("French Onion Soup", "soups", 990, 1, 1),
+        ("Creme Brulee", "desserts", 890, 1, 1),
+    ],
 }
 
 COURIERS = [
@@ -137,21 +153,138 @@ PROMOS = [
 
 # Elena's orders: (restaurant, address, courier, promo, status, placed, [(item name, qty)], tip)
 ELENA_ORDERS = [
-    (2, 1, 2, None, "delivered", datetime(2025, 10, 3, 19, 0), [("California Roll", 2), ("Salmon Nigiri", 1), ("Edamame", 1)], 300),
-    (1, 1, 1, None, "delivered", datetime(2025, 9, 27, 19, 30), [("Margherita Pizza", 1), ("Caesar Salad", 1)], 200),
-    (5, 2, 3, None, "delivered", datetime(2025, 9, 24, 12, 45), [("Chicken Tikka Masala", 1), ("Garlic Naan", 2)], 150),
-    (2, 2, 4, None, "delivered", datetime(2025, 9, 19, 13, 0), [("Avocado Roll", 2), ("Miso Soup", 1)], 200),
-    (3, 1, 5, None, "delivered", datetime(2025, 9, 15, 12, 10), [("Buddha Bowl", 1), ("Green Smoothie", 1)], 100),
-    (1, 1, 1, 5, "delivered", datetime(2025, 9, 8, 20, 0), [("Pepperoni Pizza", 2), ("Tiramisu", 1)], 300),
-    (5, 1, 7, None, "delivered", datetime(2025, 9, 2, 19, 15), [("Palak Paneer", 1), ("Vegetable Samosa", 2)], 200),
-    (2, 1, 2, None, "delivered", datetime(2025, 8, 28, 19, 40), [("Tuna Sashimi", 1), ("Edamame", 1)], 250),
-    (10, 1, 6, None, "delivered", datetime(2025, 8, 20, 18, 50), [("Gyros Plate", 1), ("Baklava", 1)], 200),
-    (5, 2, 3, None, "delivered", datetime(2025, 8, 14, 12, 30), [("Lamb Rogan Josh", 1), ("Mango Lassi", 1)], 150),
-    (1, 1, 4, None, "delivered", datetime(2025, 8, 5, 20, 10), [("Quattro Formaggi Pizza", 1), ("Garlic Bread", 1)], 200),
+    (
+        2,
+        1,
+        2,
+        None,
+        "delivered",
+        datetime(2025, 10, 3, 19, 0),
+        [("California Roll", 2), ("Salmon Nigiri", 1), ("Edamame", 1)],
+        300,
+    ),
+    (
+        1,
+        1,
+        1,
+        None,
+        "delivered",
+        datetime(2025, 9, 27, 19, 30),
+        [("Margherita Pizza", 1), ("Caesar Salad", 1)],
+        200,
+    ),
+    (
+        5,
+        2,
+        3,
+        None,
+        "delivered",
+        datetime(2025, 9, 24, 12, 45),
+        [("Chicken Tikka Masala", 1), ("Garlic Naan", 2)],
+        150,
+    ),
+    (
+        2,
+        2,
+        4,
+        None,
+        "delivered",
+        datetime(2025, 9, 19, 13, 0),
+        [("Avocado Roll", 2), ("Miso Soup", 1)],
+        200,
+    ),
+    (
+        3,
+        1,
+        5,
+        None,
+        "delivered",
+        datetime(2025, 9, 15, 12, 10),
+        [("Buddha Bowl", 1), ("Green Smoothie", 1)],
+        100,
+    ),
+    (
+        1,
+        1,
+        1,
+        5,
+        "delivered",
+        datetime(2025, 9, 8, 20, 0),
+        [("Pepperoni Pizza", 2), ("Tiramisu", 1)],
+        300,
+    ),
+    (
+        5,
+        1,
+        7,
+        None,
+        "delivered",
+        datetime(2025, 9, 2, 19, 15),
+        [("Palak Paneer", 1), ("Vegetable Samosa", 2)],
+        200,
+    ),
+    (
+        2,
+        1,
+        2,
+        None,
+        "delivered",
+        datetime(2025, 8, 28, 19, 40),
+        [("Tuna Sashimi", 1), ("Edamame", 1)],
+        250,
+    ),
+    (
+        10,
+        1,
+        6,
+        None,
+        "delivered",
+        datetime(2025, 8, 20, 18, 50),
+        [("Gyros Plate", 1), ("Baklava", 1)],
+        200,
+    ),
+    (
+        5,
+        2,
+        3,
+        None,
+        "delivered",
+        datetime(2025, 8, 14, 12, 30),
+        [("Lamb Rogan Josh", 1), ("Mango Lassi", 1)],
+        150,
+    ),
+    (
+        1,
+        1,
+        4,
+        None,
+        "delivered",
+        datetime(2025, 8, 5, 20, 10),
+        [("Quattro Formaggi Pizza", 1), ("Garlic Bread", 1)],
+        200,
+    ),
     (3, 1, 5, None, "delivered", datetime(2025, 7, 30, 12, 20), [("Falafel Wrap", 2)], 100),
     (4, 2, None, None, "cancelled", datetime(2025, 9, 28, 13, 0), [("Beef Tacos", 2)], 0),
-    (4, 2, 8, None, "preparing", datetime(2025, 10, 10, 18, 10), [("Veggie Burrito", 1), ("Churros", 1)], 200),
-    (10, 1, None, None, "placed", datetime(2025, 10, 10, 18, 25), [("Moussaka", 1), ("Greek Salad", 1)], 150),
+    (
+        4,
+        2,
+        8,
+        None,
+        "preparing",
+        datetime(2025, 10, 10, 18, 10),
+        [("Veggie Burrito", 1), ("Churros", 1)],
+        200,
+    ),
+    (
+        10,
+        1,
+        None,
+        None,
+        "placed",
+        datetime(2025, 10, 10, 18, 25),
+        [("Moussaka", 1), ("Greek Salad", 1)],
+        150,
+    ),
 ]
 
 
@@ -161,11 +294,19 @@ def build() -> SeedWriter:
     w = SeedWriter(
         "Food delivery seed data. Reference time 2025-10-10T18:30:00Z; the logged-in customer is 1."
     )
-    customers = [(1, "Elena Sokolova", "elena.sokolova@example.com", "+1-555-0300", "2023-05-14T10:00:00Z")]
+    customers = [
+        (1, "Elena Sokolova", "elena.sokolova@example.com", "+1-555-0300", "2023-05-14T10:00:00Z")
+    ]
     for i, name in enumerate(OTHERS, start=2):
         local = name.lower().replace(" ", ".").replace("'", "")
         customers.append(
-            (i, name, f"{local}{'' if name != 'Elena Sokolova' else '.b'}@example.com", f"+1-555-03{i:02d}", ts(REF - timedelta(days=rng.randint(30, 900))))
+            (
+                i,
+                name,
+                f"{local}{'' if name != 'Elena Sokolova' else '.b'}@example.com",
+                f"+1-555-03{i:02d}",
+                ts(REF - timedelta(days=rng.randint(30, 900))),
+            )
         )
     w.add("customers", ("customer_id", "name", "email", "phone", "created_at"), customers)
     zones = ["center", "north", "east", "south"]
@@ -175,12 +316,36 @@ def build() -> SeedWriter:
     ]
     home_of = {1: 1}
     for cid in range(2, len(customers) + 1):
-        addresses.append((len(addresses) + 1, cid, "Home", f"{rng.randint(1, 400)} {rng.choice(['Oak', 'Pine', 'Elm', 'Birch'])} Road", rng.choice(zones), 1))
+        addresses.append(
+            (
+                len(addresses) + 1,
+                cid,
+                "Home",
+                f"{rng.randint(1, 400)} {rng.choice(['Oak', 'Pine', 'Elm', 'Birch'])} Road",
+                rng.choice(zones),
+                1,
+            )
+        )
         home_of[cid] = len(addresses)
-    w.add("addresses", ("address_id", "customer_id", "label", "line1", "zone", "is_default"), addresses)
+    w.add(
+        "addresses",
+        ("address_id", "customer_id", "label", "line1", "zone", "is_default"),
+        addresses,
+    )
     w.add(
         "restaurants",
-        ("restaurant_id", "name", "cuisine", "delivery_zones", "opens_at", "closes_at", "is_open", "min_order_cents", "delivery_fee_cents", "rating"),
+        (
+            "restaurant_id",
+            "name",
+            "cuisine",
+            "delivery_zones",
+            "opens_at",
+            "closes_at",
+            "is_open",
+            "min_order_cents",
+            "delivery_fee_cents",
+            "rating",
+        ),
         RESTAURANTS,
     )
     items = []
@@ -189,12 +354,35 @@ def build() -> SeedWriter:
         for name, cat, price, veg, avail in menu:
             items.append((len(items) + 1, rid, name, cat, price, veg, avail))
             item_id[(rid, name)] = len(items)
-    w.add("menu_items", ("item_id", "restaurant_id", "name", "category", "price_cents", "is_vegetarian", "is_available"), items)
+    w.add(
+        "menu_items",
+        (
+            "item_id",
+            "restaurant_id",
+            "name",
+            "category",
+            "price_cents",
+            "is_vegetarian",
+            "is_available",
+        ),
+        items,
+    )
     price = {i[0]: i[4] for i in items}
     w.add("couriers", ("courier_id", "name", "vehicle", "rating"), COURIERS)
     w.add(
         "promo_codes",
-        ("promo_id", "code", "percent_off", "max_discount_cents", "min_subtotal_cents", "valid_from", "valid_until", "restaurant_id", "max_uses_per_customer", "is_active"),
+        (
+            "promo_id",
+            "code",
+            "percent_off",
+            "max_discount_cents",
+            "min_subtotal_cents",
+            "valid_from",
+            "valid_until",
+            "restaurant_id",
+            "max_uses_per_customer",
+            "is_active",
+        ),
         PROMOS,
     )
 
@@ -212,10 +400,30 @@ def build() -> SeedWriter:
         if promo:
             p = PROMOS[promo - 1]
             discount = min(subtotal * p[2] // 100, p[3])
-        delivered = ts(placed + timedelta(minutes=rng.randint(28, 50))) if status == "delivered" else None
+        delivered = (
+            ts(placed + timedelta(minutes=rng.randint(28, 50))) if status == "delivered" else None
+        )
         cancelled = ts(placed + timedelta(minutes=4)) if status == "cancelled" else None
         total = subtotal - discount + fee[rid] + tip
-        orders.append((oid, cid, rid, addr, courier, promo, status, subtotal, fee[rid], discount, tip, total, ts(placed), delivered, cancelled))
+        orders.append(
+            (
+                oid,
+                cid,
+                rid,
+                addr,
+                courier,
+                promo,
+                status,
+                subtotal,
+                fee[rid],
+                discount,
+                tip,
+                total,
+                ts(placed),
+                delivered,
+                cancelled,
+            )
+        )
 
     for order in ELENA_ORDERS:
         add_order(1, *order)
@@ -223,27 +431,92 @@ def build() -> SeedWriter:
     for cid in range(2, len(customers) + 1):
         for _ in range(rng.randint(1, 4)):
             rid = rng.choice(open_rids)
-            basket = [(n, rng.randint(1, 2)) for n, *_ in rng.sample(MENUS[rid], k=min(2, len(MENUS[rid])))]
-            status = rng.choice(["delivered", "delivered", "delivered", "cancelled", "out_for_delivery"])
+            basket = [
+                (n, rng.randint(1, 2))
+                for n, *_ in rng.sample(MENUS[rid], k=min(2, len(MENUS[rid])))
+            ]
+            status = rng.choice(
+                ["delivered", "delivered", "delivered", "cancelled", "out_for_delivery"]
+            )
             placed = REF - timedelta(days=rng.randint(0, 60), minutes=rng.randint(20, 600))
             if status == "out_for_delivery":
                 placed = REF - timedelta(minutes=rng.randint(15, 40))
-            add_order(cid, rid, home_of[cid], rng.randint(1, 8) if status != "cancelled" else None, None, status, placed, basket, rng.choice([0, 100, 200, 300]))
+            add_order(
+                cid,
+                rid,
+                home_of[cid],
+                rng.randint(1, 8) if status != "cancelled" else None,
+                None,
+                status,
+                placed,
+                basket,
+                rng.choice([0, 100, 200, 300]),
+            )
     w.add(
         "orders",
-        ("order_id", "customer_id", "restaurant_id", "address_id", "courier_id", "promo_id", "status", "subtotal_cents", "delivery_fee_cents", "discount_cents", "tip_cents", "total_cents", "placed_at", "delivered_at", "cancelled_at"),
+        (
+            "order_id",
+            "customer_id",
+            "restaurant_id",
+            "address_id",
+            "courier_id",
+            "promo_id",
+            "status",
+            "subtotal_cents",
+            "delivery_fee_cents",
+            "discount_cents",
+            "tip_cents",
+            "total_cents",
+            "placed_at",
+            "delivered_at",
+            "cancelled_at",
+        ),
         orders,
     )
-    w.add("order_items", ("order_item_id", "order_id", "item_id", "quantity", "unit_price_cents"), lines)
+    w.add(
+        "order_items",
+        ("order_item_id", "order_id", "item_id", "quantity", "unit_price_cents"),
+        lines,
+    )
 
     reviews = [
         (1, 2, 1, 5, 5, "Perfect crust, arrived hot.", "2025-09-27T21:00:00Z"),
         (2, 4, 1, 4, 5, "Great rolls, soup was a bit cold.", "2025-09-19T14:00:00Z"),
     ]
-    for o in orders[len(ELENA_ORDERS):]:
+    for o in orders[len(ELENA_ORDERS) :]:
         if o[6] == "delivered" and rng.random() < 0.5:
-            reviews.append((len(reviews) + 1, o[0], o[1], rng.randint(2, 5), rng.randint(3, 5), rng.choice(["Tasty!", "Late but good.", "Cold fries.", "Will order again.", "Portions too small."]), o[13]))
-    w.add("reviews", ("review_id", "order_id", "customer_id", "restaurant_rating", "courier_rating", "comment", "created_at"), reviews)
+            reviews.append(
+                (
+                    len(reviews) + 1,
+                    o[0],
+                    o[1],
+                    rng.randint(2, 5),
+                    rng.randint(3, 5),
+                    rng.choice(
+                        [
+                            "Tasty!",
+                            "Late but good.",
+                            "Cold fries.",
+                            "Will order again.",
+                            "Portions too small.",
+                        ]
+                    ),
+                    o[13],
+                )
+            )
+    w.add(
+        "reviews",
+        (
+            "review_id",
+            "order_id",
+            "customer_id",
+            "restaurant_rating",
+            "courier_rating",
+            "comment",
+            "created_at",
+        ),
+        reviews,
+    )
 
     cart = [
         (1, 1, item_id[(1, "Margherita Pizza")], 2, "", "2025-10-10T18:05:00Z"),
@@ -252,8 +525,21 @@ def build() -> SeedWriter:
     for cid in range(2, len(customers) + 1, 3):
         rid = rng.choice(open_rids)
         for n, *_ in rng.sample(MENUS[rid], k=min(2, len(MENUS[rid]))):
-            cart.append((len(cart) + 1, cid, item_id[(rid, n)], rng.randint(1, 3), "", ts(REF - timedelta(minutes=rng.randint(5, 300)))))
-    w.add("cart_items", ("cart_item_id", "customer_id", "item_id", "quantity", "note", "added_at"), cart)
+            cart.append(
+                (
+                    len(cart) + 1,
+                    cid,
+                    item_id[(rid, n)],
+                    rng.randint(1, 3),
+                    "",
+                    ts(REF - timedelta(minutes=rng.randint(5, 300))),
+                )
+            )
+    w.add(
+        "cart_items",
+        ("cart_item_id", "customer_id", "item_id", "quantity", "note", "added_at"),
+        cart,
+    )
 
     favorites = [(1, 1, "2025-08-06T09:00:00Z"), (1, 6, "2025-05-02T09:00:00Z")]
     for cid in range(2, len(customers) + 1):

@@ -29,7 +29,7 @@ def ts(dt: datetime) -> str:
 USERS = [
     ("theo.nakamura", "Theo Nakamura", 1, "Portland. Running, bread, film cameras."),
     ("marta.l", "Marta Lopez", 0, "Trail runner."),
-    ("spam.bot.99", "Free Followers Now", 0, "10k followers in 24h!!! DM me"),
+    ("spam.bot.99", "Free Followers Fast", 0, "10k followers in 24h!!! DM me"),
     ("jules.r", "Jules Renard", 0, "Baker at Pearl Loaves."),
     ("alexkim", "Alex Kim", 0, "Marathoner, coffee addict."),
     ("alex.kim.design", "Alex Kim", 0, "Graphic designer. Colour nerd."),

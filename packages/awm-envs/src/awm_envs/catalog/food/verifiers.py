@@ -65,9 +65,7 @@ def _changes(diff: dict[str, Any], table: str, key: str) -> dict[Any, dict[str, 
     part = _part(diff, table)
     if part["added"] or part["removed"]:
         return None
-    return {
-        b[key]: {c: (b[c], a[c]) for c in _changed_cols(b, a)} for b, a in part["changed"]
-    }
+    return {b[key]: {c: (b[c], a[c]) for c in _changed_cols(b, a)} for b, a in part["changed"]}
 
 
 def _norm(text: str | None) -> str:
@@ -136,7 +134,8 @@ def _restaurant_id(conn: sqlite3.Connection, name: str, zone: str) -> int:
 
 def _address(conn: sqlite3.Connection, label: str) -> tuple[int, str]:
     return conn.execute(
-        "SELECT address_id, zone FROM addresses WHERE customer_id = ? AND label = ?", (CUSTOMER, label)
+        "SELECT address_id, zone FROM addresses WHERE customer_id = ? AND label = ?",
+        (CUSTOMER, label),
     ).fetchone()
 
 
@@ -195,7 +194,12 @@ def verify_spend_september(
         (CUSTOMER,),
     ).fetchone()[0]
     ok_answer = _mentions_amount(final_answer, spent)
-    return _result(not diff and ok_answer, changed_tables=sorted(diff), expected_cents=spent, answer_ok=ok_answer)
+    return _result(
+        not diff and ok_answer,
+        changed_tables=sorted(diff),
+        expected_cents=spent,
+        answer_ok=ok_answer,
+    )
 
 
 def verify_cancel_mediterraneo(
@@ -247,7 +251,9 @@ def verify_refuse_once50(
         (CUSTOMER, promo_id),
     ).fetchone()[0]
     answer = _norm(final_answer)
-    explains = _refuses(final_answer) and ("already used" in answer or "once" in answer or "limit" in answer)
+    explains = _refuses(final_answer) and (
+        "already used" in answer or "once" in answer or "limit" in answer
+    )
     return _result(
         not diff and used >= 1 and explains,
         changed_tables=sorted(diff),
@@ -297,7 +303,12 @@ def verify_rate_sakura_favorite(
     sakura = _restaurant_id(initial, "Sakura Sushi", "center")
     review_ok = _review_ok(diff, order)
     fav_ok = _favorite_changes(diff) == ({(CUSTOMER, sakura)}, set())
-    return _result(not extra and review_ok and fav_ok, unexpected_tables=extra, review_ok=review_ok, favorite_ok=fav_ok)
+    return _result(
+        not extra and review_ok and fav_ok,
+        unexpected_tables=extra,
+        review_ok=review_ok,
+        favorite_ok=fav_ok,
+    )
 
 
 def verify_favorite_regulars(
@@ -315,7 +326,9 @@ def verify_favorite_regulars(
         )
     }
     fav_ok = _favorite_changes(diff) == ({(CUSTOMER, r) for r in wanted}, set())
-    return _result(not extra and fav_ok, unexpected_tables=extra, expected=sorted(wanted), favorites_ok=fav_ok)
+    return _result(
+        not extra and fav_ok, unexpected_tables=extra, expected=sorted(wanted), favorites_ok=fav_ok
+    )
 
 
 def verify_tweak_cart(
@@ -328,7 +341,9 @@ def verify_tweak_cart(
     garlic = _item(initial, rid, "Garlic Bread")[0]
     expected = {(CUSTOMER, margherita): 3, (CUSTOMER, garlic): 2}
     ok = _cart(final) == expected and _others_carts_unchanged(initial, final)
-    return _result(not extra and ok, unexpected_tables=extra, cart=str(_cart(final)), expected=str(expected))
+    return _result(
+        not extra and ok, unexpected_tables=extra, cart=str(_cart(final)), expected=str(expected)
+    )
 
 
 def verify_checkout_best_promo(
@@ -347,7 +362,13 @@ def verify_checkout_best_promo(
             (NOW, NOW, pid),
         ).fetchone()[0]
         if valid:
-            subtotal = sum(q * _price for i, q in cart.items() for _price in [initial.execute("SELECT price_cents FROM menu_items WHERE item_id = ?", (i,)).fetchone()[0]])
+            subtotal = sum(
+                q
+                * initial.execute(
+                    "SELECT price_cents FROM menu_items WHERE item_id = ?", (i,)
+                ).fetchone()[0]
+                for i, q in cart.items()
+            )
             saving = min(subtotal * pct // 100, cap)
             if best is None or saving > best[1]:
                 best = (pid, saving)

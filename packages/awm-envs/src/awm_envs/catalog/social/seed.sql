@@ -3,7 +3,7 @@
 
 INSERT INTO users (user_id, handle, display_name, bio, is_private, joined_at) VALUES (1, 'theo.nakamura', 'Theo Nakamura', 'Portland. Running, bread, film cameras.', 1, '2022-02-14T12:00:00Z');
 INSERT INTO users (user_id, handle, display_name, bio, is_private, joined_at) VALUES (2, 'marta.l', 'Marta Lopez', 'Trail runner.', 0, '2022-03-06T12:00:00Z');
-INSERT INTO users (user_id, handle, display_name, bio, is_private, joined_at) VALUES (3, 'spam.bot.99', 'Free Followers Now', '10k followers in 24h!!! DM me', 0, '2022-03-26T12:00:00Z');
+INSERT INTO users (user_id, handle, display_name, bio, is_private, joined_at) VALUES (3, 'spam.bot.99', 'Free Followers Fast', '10k followers in 24h!!! DM me', 0, '2022-03-26T12:00:00Z');
 INSERT INTO users (user_id, handle, display_name, bio, is_private, joined_at) VALUES (4, 'jules.r', 'Jules Renard', 'Baker at Pearl Loaves.', 0, '2022-04-15T12:00:00Z');
 INSERT INTO users (user_id, handle, display_name, bio, is_private, joined_at) VALUES (5, 'alexkim', 'Alex Kim', 'Marathoner, coffee addict.', 0, '2022-05-05T12:00:00Z');
 INSERT INTO users (user_id, handle, display_name, bio, is_private, joined_at) VALUES (6, 'alex.kim.design', 'Alex Kim', 'Graphic designer. Colour nerd.', 0, '2022-05-25T12:00:00Z');
