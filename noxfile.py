@@ -53,4 +53,6 @@ def typecheck(session: nox.Session) -> None:
 def perf(session: nox.Session) -> None:
     """awm-envs benchmark (full sizes: 1,024 instances, 20,000 reset cycles, 64 MCP sessions) as JSON."""
     session.install("-e", "packages/awm-core", "-e", "packages/awm-envs")
-    session.run("awm", "envs", "bench", "--json", *session.posargs, env={"AWM_LOAD_PLUGINS": "envs"})
+    session.run(
+        "awm", "envs", "bench", "--json", *session.posargs, env={"AWM_LOAD_PLUGINS": "envs"}
+    )

@@ -74,9 +74,7 @@ class Patient(Base):
     email: Mapped[str]
     phone: Mapped[str]
     date_of_birth: Mapped[str]
-    preferred_pharmacy_id: Mapped[int | None] = mapped_column(
-        ForeignKey("pharmacies.pharmacy_id")
-    )
+    preferred_pharmacy_id: Mapped[int | None] = mapped_column(ForeignKey("pharmacies.pharmacy_id"))
     created_at: Mapped[str]
 
 
@@ -604,7 +602,9 @@ def _open_future_slot(db: Session, slot_id: int) -> Slot:
             "use search_available_slots to find an open one.",
         )
     if slot.starts_at <= REFERENCE_TIME:
-        raise HTTPException(409, f"Slot {slot_id} starts at {slot.starts_at}, which is in the past.")
+        raise HTTPException(
+            409, f"Slot {slot_id} starts at {slot.starts_at}, which is in the past."
+        )
     return slot
 
 
@@ -1016,7 +1016,8 @@ def _require_changeable(db: Session, a: Appointment, action: str) -> Slot:
     slot = db.get(Slot, a.slot_id)
     if a.status != "scheduled":
         raise HTTPException(
-            409, f"Appointment {a.appointment_id} is {a.status}; only scheduled ones can be {action}."
+            409,
+            f"Appointment {a.appointment_id} is {a.status}; only scheduled ones can be {action}.",
         )
     if not _can_cancel(a, slot):
         raise HTTPException(
@@ -1097,7 +1098,8 @@ def set_appointment_insurance(
     a = _my_appointment(db, appointment_id)
     if a.status != "scheduled":
         raise HTTPException(
-            409, f"Appointment {appointment_id} is {a.status}; only scheduled visits can change insurance."
+            409,
+            f"Appointment {appointment_id} is {a.status}; only scheduled visits can change insurance.",
         )
     slot = db.get(Slot, a.slot_id)
     policy = _policy_for_visit(db, body.policy_id, slot.starts_at)
@@ -1208,8 +1210,7 @@ def list_my_refill_requests(
     if status:
         stmt = stmt.where(RefillRequest.status == status)
     items = [
-        _refill_out(db, r)
-        for r in db.scalars(stmt.order_by(RefillRequest.requested_at.desc()))
+        _refill_out(db, r) for r in db.scalars(stmt.order_by(RefillRequest.requested_at.desc()))
     ]
     return RefillList(items=items, total=len(items))
 
@@ -1226,7 +1227,9 @@ def cancel_refill_request(refill_id: int, db: Session = Depends(get_db)) -> Refi
             404, f"Refill request {refill_id} is not one of yours; use list_my_refill_requests."
         )
     if r.status != "pending":
-        raise HTTPException(409, f"Refill request {refill_id} is {r.status}; only pending ones can be cancelled.")
+        raise HTTPException(
+            409, f"Refill request {refill_id} is {r.status}; only pending ones can be cancelled."
+        )
     r.status = "cancelled"
     rx.refills_remaining += 1
     db.commit()
@@ -1258,7 +1261,9 @@ def set_preferred_pharmacy(body: PreferredPharmacyIn, db: Session = Depends(get_
     pharmacy = _pharmacy(db, body.pharmacy_id)
     p = db.get(Patient, CURRENT_PATIENT_ID)
     if p.preferred_pharmacy_id == pharmacy.pharmacy_id:
-        raise HTTPException(409, f"Pharmacy {pharmacy.pharmacy_id} is already your preferred pharmacy.")
+        raise HTTPException(
+            409, f"Pharmacy {pharmacy.pharmacy_id} is already your preferred pharmacy."
+        )
     p.preferred_pharmacy_id = pharmacy.pharmacy_id
     db.commit()
     return _profile(db)
@@ -1291,7 +1296,9 @@ def list_my_insurance(db: Session = Depends(get_db)) -> PolicyList:
 
 
 @app.post(
-    "/insurance/{policy_id}/primary", operation_id="set_primary_insurance", response_model=PolicyList
+    "/insurance/{policy_id}/primary",
+    operation_id="set_primary_insurance",
+    response_model=PolicyList,
 )
 def set_primary_insurance(policy_id: int, db: Session = Depends(get_db)) -> PolicyList:
     """Make one of your currently valid policies the primary one."""
@@ -1333,7 +1340,9 @@ def list_my_invoices(
         stmt = stmt.where(Invoice.status == status)
     total = db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
     rows = db.scalars(
-        stmt.order_by(Invoice.issued_at.desc(), Invoice.invoice_id.desc()).offset(offset).limit(limit)
+        stmt.order_by(Invoice.issued_at.desc(), Invoice.invoice_id.desc())
+        .offset(offset)
+        .limit(limit)
     )
     balance = db.scalar(
         select(func.coalesce(func.sum(Invoice.patient_due_cents), 0)).where(
@@ -1366,7 +1375,9 @@ def get_invoice(invoice_id: int, db: Session = Depends(get_db)) -> InvoiceOut:
 @app.post("/invoices/{invoice_id}/pay", operation_id="pay_invoice", response_model=InvoiceOut)
 def pay_invoice(
     invoice_id: int,
-    method: Literal["card", "hsa"] = Query(description="card (card on file) or hsa (health savings account card)"),
+    method: Literal["card", "hsa"] = Query(
+        description="card (card on file) or hsa (health savings account card)"
+    ),
     db: Session = Depends(get_db),
 ) -> InvoiceOut:
     """Pay the patient share of an open invoice in full."""

@@ -501,7 +501,11 @@ def _promo_problem(db: Session, p: Promo, restaurant_id: int | None, subtotal: i
     )
     if used >= p.max_uses_per_customer:
         return f"you have already used it {used} time(s), the limit per customer"
-    if p.restaurant_id is not None and restaurant_id is not None and p.restaurant_id != restaurant_id:
+    if (
+        p.restaurant_id is not None
+        and restaurant_id is not None
+        and p.restaurant_id != restaurant_id
+    ):
         name = db.get(Restaurant, p.restaurant_id).name
         return f"it is only valid at restaurant {p.restaurant_id} ({name})"
     if restaurant_id is not None and subtotal < p.min_subtotal_cents:
@@ -516,9 +520,7 @@ def _discount(p: Promo, subtotal: int) -> int:
 def _my_order(db: Session, order_id: int) -> Order:
     o = db.get(Order, order_id)
     if o is None or o.customer_id != CURRENT_CUSTOMER_ID:
-        raise HTTPException(
-            404, f"Order {order_id} is not among your orders; use list_my_orders."
-        )
+        raise HTTPException(404, f"Order {order_id} is not among your orders; use list_my_orders.")
     return o
 
 
@@ -543,7 +545,9 @@ def _order_out(db: Session, o: Order) -> OrderOut:
             unit_price_cents=line.unit_price_cents,
         )
         for line in db.scalars(
-            select(OrderItem).where(OrderItem.order_id == o.order_id).order_by(OrderItem.order_item_id)
+            select(OrderItem)
+            .where(OrderItem.order_id == o.order_id)
+            .order_by(OrderItem.order_item_id)
         )
     ]
     courier = db.get(Courier, o.courier_id) if o.courier_id else None
@@ -590,17 +594,27 @@ def get_my_profile(db: Session = Depends(get_db)) -> ProfileOut:
     """Your profile."""
     c = db.get(Customer, CURRENT_CUSTOMER_ID)
     return ProfileOut(
-        customer_id=c.customer_id, name=c.name, email=c.email, phone=c.phone, member_since=c.created_at
+        customer_id=c.customer_id,
+        name=c.name,
+        email=c.email,
+        phone=c.phone,
+        member_since=c.created_at,
     )
 
 
 def _addresses(db: Session) -> AddressList:
     items = [
         AddressOut(
-            address_id=a.address_id, label=a.label, line1=a.line1, zone=a.zone, is_default=bool(a.is_default)
+            address_id=a.address_id,
+            label=a.label,
+            line1=a.line1,
+            zone=a.zone,
+            is_default=bool(a.is_default),
         )
         for a in db.scalars(
-            select(Address).where(Address.customer_id == CURRENT_CUSTOMER_ID).order_by(Address.address_id)
+            select(Address)
+            .where(Address.customer_id == CURRENT_CUSTOMER_ID)
+            .order_by(Address.address_id)
         )
     ]
     return AddressList(items=items, total=len(items))
@@ -624,7 +638,11 @@ def add_address(body: AddressIn, db: Session = Depends(get_db)) -> AddressList:
         raise HTTPException(409, f"You already have an address labelled {label!r}.")
     db.add(
         Address(
-            customer_id=CURRENT_CUSTOMER_ID, label=label, line1=body.line1.strip(), zone=body.zone, is_default=0
+            customer_id=CURRENT_CUSTOMER_ID,
+            label=label,
+            line1=body.line1.strip(),
+            zone=body.zone,
+            is_default=0,
         )
     )
     db.commit()
@@ -638,7 +656,9 @@ def add_address(body: AddressIn, db: Session = Depends(get_db)) -> AddressList:
 def search_restaurants(
     name: str | None = Query(default=None, description="Part of the restaurant name"),
     cuisine: str | None = None,
-    delivers_to_address_id: int | None = Query(default=None, description="Only restaurants delivering to this address"),
+    delivers_to_address_id: int | None = Query(
+        default=None, description="Only restaurants delivering to this address"
+    ),
     open_now: bool = False,
     sort: Literal["rating", "delivery_fee", "name"] = "rating",
     limit: int = Query(default=10, ge=1, le=MAX_PAGE),
@@ -671,13 +691,21 @@ def search_restaurants(
     )
 
 
-@app.get("/restaurants/{restaurant_id}", operation_id="get_restaurant", response_model=RestaurantDetailOut)
+@app.get(
+    "/restaurants/{restaurant_id}",
+    operation_id="get_restaurant",
+    response_model=RestaurantDetailOut,
+)
 def get_restaurant(restaurant_id: int, db: Session = Depends(get_db)) -> RestaurantDetailOut:
     """A restaurant with opening status and its full menu."""
     r = _restaurant(db, restaurant_id)
     menu = [
         _item_out(db, i)
-        for i in db.scalars(select(MenuItem).where(MenuItem.restaurant_id == restaurant_id).order_by(MenuItem.item_id))
+        for i in db.scalars(
+            select(MenuItem)
+            .where(MenuItem.restaurant_id == restaurant_id)
+            .order_by(MenuItem.item_id)
+        )
     ]
     return RestaurantDetailOut(**_restaurant_out(r).model_dump(), menu=menu)
 
@@ -708,9 +736,13 @@ def search_menu_items(
     if max_price_cents is not None:
         stmt = stmt.where(MenuItem.price_cents <= max_price_cents)
     total = db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = db.scalars(stmt.order_by(MenuItem.price_cents, MenuItem.item_id).offset(offset).limit(limit))
+    rows = db.scalars(
+        stmt.order_by(MenuItem.price_cents, MenuItem.item_id).offset(offset).limit(limit)
+    )
     return MenuItemPage(
-        items=[_item_out(db, i) for i in rows], total=total, next_cursor=_next_cursor(offset, limit, total)
+        items=[_item_out(db, i) for i in rows],
+        total=total,
+        next_cursor=_next_cursor(offset, limit, total),
     )
 
 
@@ -740,7 +772,9 @@ def add_to_cart(body: CartAddIn, db: Session = Depends(get_db)) -> CartOut:
             "restaurant. Order or clear_cart first.",
         )
     line = db.scalar(
-        select(CartItem).where(CartItem.customer_id == CURRENT_CUSTOMER_ID, CartItem.item_id == item.item_id)
+        select(CartItem).where(
+            CartItem.customer_id == CURRENT_CUSTOMER_ID, CartItem.item_id == item.item_id
+        )
     )
     if line:
         if line.quantity + body.quantity > 20:
@@ -764,7 +798,9 @@ def add_to_cart(body: CartAddIn, db: Session = Depends(get_db)) -> CartOut:
 
 def _cart_line(db: Session, item_id: int) -> CartItem:
     line = db.scalar(
-        select(CartItem).where(CartItem.customer_id == CURRENT_CUSTOMER_ID, CartItem.item_id == item_id)
+        select(CartItem).where(
+            CartItem.customer_id == CURRENT_CUSTOMER_ID, CartItem.item_id == item_id
+        )
     )
     if line is None:
         ids = [c.item_id for c in _cart_lines(db)]
@@ -855,7 +891,8 @@ def place_order(body: OrderIn, db: Session = Depends(get_db)) -> OrderOut:
         item = db.get(MenuItem, line.item_id)
         if not item.is_available:
             raise HTTPException(
-                409, f"{item.name} (item {item.item_id}) is sold out; remove it with remove_from_cart."
+                409,
+                f"{item.name} (item {item.item_id}) is sold out; remove it with remove_from_cart.",
             )
         subtotal += item.price_cents * line.quantity
     if subtotal < restaurant.min_order_cents:
@@ -904,7 +941,8 @@ def place_order(body: OrderIn, db: Session = Depends(get_db)) -> OrderOut:
 
 @app.get("/orders", operation_id="list_my_orders", response_model=OrderPage)
 def list_my_orders(
-    status: Literal["placed", "preparing", "out_for_delivery", "delivered", "cancelled"] | None = None,
+    status: Literal["placed", "preparing", "out_for_delivery", "delivered", "cancelled"]
+    | None = None,
     limit: int = Query(default=10, ge=1, le=MAX_PAGE),
     cursor: str | None = None,
     db: Session = Depends(get_db),
@@ -915,9 +953,13 @@ def list_my_orders(
     if status:
         stmt = stmt.where(Order.status == status)
     total = db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = db.scalars(stmt.order_by(Order.placed_at.desc(), Order.order_id.desc()).offset(offset).limit(limit))
+    rows = db.scalars(
+        stmt.order_by(Order.placed_at.desc(), Order.order_id.desc()).offset(offset).limit(limit)
+    )
     return OrderPage(
-        items=[_order_summary(db, o) for o in rows], total=total, next_cursor=_next_cursor(offset, limit, total)
+        items=[_order_summary(db, o) for o in rows],
+        total=total,
+        next_cursor=_next_cursor(offset, limit, total),
     )
 
 
@@ -956,13 +998,17 @@ def reorder(order_id: int, db: Session = Depends(get_db)) -> ReorderOut:
             f"reordering from another restaurant.",
         )
     added, skipped = [], []
-    for line in db.scalars(select(OrderItem).where(OrderItem.order_id == order_id).order_by(OrderItem.order_item_id)):
+    for line in db.scalars(
+        select(OrderItem).where(OrderItem.order_id == order_id).order_by(OrderItem.order_item_id)
+    ):
         item = db.get(MenuItem, line.item_id)
         if not item.is_available:
             skipped.append(item.name)
             continue
         existing = db.scalar(
-            select(CartItem).where(CartItem.customer_id == CURRENT_CUSTOMER_ID, CartItem.item_id == item.item_id)
+            select(CartItem).where(
+                CartItem.customer_id == CURRENT_CUSTOMER_ID, CartItem.item_id == item.item_id
+            )
         )
         if existing:
             existing.quantity = min(20, existing.quantity + line.quantity)
@@ -978,7 +1024,9 @@ def reorder(order_id: int, db: Session = Depends(get_db)) -> ReorderOut:
             )
         added.append(item.item_id)
     if not added:
-        raise HTTPException(409, f"None of the dishes of order {order_id} are available now: {skipped}.")
+        raise HTTPException(
+            409, f"None of the dishes of order {order_id} are available now: {skipped}."
+        )
     db.commit()
     return ReorderOut(cart=_cart_out(db), added_item_ids=added, skipped_unavailable=skipped)
 
@@ -988,11 +1036,14 @@ def rate_order(order_id: int, body: ReviewIn, db: Session = Depends(get_db)) -> 
     """Rate a delivered order (restaurant and courier) once, within 14 days of delivery."""
     o = _my_order(db, order_id)
     if o.status != "delivered" or not o.delivered_at:
-        raise HTTPException(409, f"Order {order_id} is {o.status}; only delivered orders can be rated.")
+        raise HTTPException(
+            409, f"Order {order_id} is {o.status}; only delivered orders can be rated."
+        )
     deadline = _ts(o.delivered_at) + timedelta(days=REVIEW_WINDOW_DAYS)
     if _ts(REFERENCE_TIME) > deadline:
         raise HTTPException(
-            409, f"Order {order_id} was delivered {o.delivered_at}; reviews close {REVIEW_WINDOW_DAYS} days after delivery."
+            409,
+            f"Order {order_id} was delivered {o.delivered_at}; reviews close {REVIEW_WINDOW_DAYS} days after delivery.",
         )
     if db.scalar(select(Review).where(Review.order_id == order_id)):
         raise HTTPException(409, f"You already rated order {order_id}.")
@@ -1033,18 +1084,26 @@ def add_favorite(restaurant_id: int, db: Session = Depends(get_db)) -> FavoriteL
     r = _restaurant(db, restaurant_id)
     if db.get(Favorite, (CURRENT_CUSTOMER_ID, restaurant_id)):
         raise HTTPException(409, f"{r.name} (restaurant {restaurant_id}) is already a favourite.")
-    db.add(Favorite(customer_id=CURRENT_CUSTOMER_ID, restaurant_id=restaurant_id, added_at=REFERENCE_TIME))
+    db.add(
+        Favorite(
+            customer_id=CURRENT_CUSTOMER_ID, restaurant_id=restaurant_id, added_at=REFERENCE_TIME
+        )
+    )
     db.commit()
     return _favorites(db)
 
 
-@app.delete("/favorites/{restaurant_id}", operation_id="remove_favorite", response_model=FavoriteList)
+@app.delete(
+    "/favorites/{restaurant_id}", operation_id="remove_favorite", response_model=FavoriteList
+)
 def remove_favorite(restaurant_id: int, db: Session = Depends(get_db)) -> FavoriteList:
     """Remove a restaurant from your favourites."""
     fav = db.get(Favorite, (CURRENT_CUSTOMER_ID, restaurant_id))
     if fav is None:
         ids = [f.restaurant_id for f in _favorites(db).items]
-        raise HTTPException(404, f"Restaurant {restaurant_id} is not a favourite (favourites: {ids}).")
+        raise HTTPException(
+            404, f"Restaurant {restaurant_id} is not a favourite (favourites: {ids})."
+        )
     db.delete(fav)
     db.commit()
     return _favorites(db)

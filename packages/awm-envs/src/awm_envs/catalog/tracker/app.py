@@ -293,8 +293,12 @@ class IssueCreateIn(BaseModel):
     priority: Priority = "medium"
     description: str = Field(default="", max_length=4000)
     assignee: str | None = Field(default=None, description="Handle of a project member, or 'me'")
-    sprint_id: int | None = Field(default=None, description="A planned or active sprint of the project")
-    labels: list[str] = Field(default_factory=list, description="Existing label names of the project")
+    sprint_id: int | None = Field(
+        default=None, description="A planned or active sprint of the project"
+    )
+    labels: list[str] = Field(
+        default_factory=list, description="Existing label names of the project"
+    )
     estimate_points: int | None = Field(default=None, ge=0, le=100)
     due_date: str | None = Field(default=None, description="YYYY-MM-DD")
 
@@ -396,9 +400,7 @@ def _role(db: Session, project_id: int) -> str | None:
 
 
 def _my_project_ids(db: Session) -> list[int]:
-    return list(
-        db.scalars(select(Member.project_id).where(Member.user_id == CURRENT_USER_ID))
-    )
+    return list(db.scalars(select(Member.project_id).where(Member.user_id == CURRENT_USER_ID)))
 
 
 def _project(db: Session, project_key: str) -> Project:
@@ -434,7 +436,9 @@ KEY_RE = re.compile(r"^\s*([A-Za-z]+)-(\d+)\s*$")
 def _issue(db: Session, issue_key: str) -> tuple[Issue, Project]:
     m = KEY_RE.match(issue_key or "")
     if not m:
-        raise HTTPException(400, f"{issue_key!r} is not an issue key; use PROJECT-NUMBER, e.g. WEB-42.")
+        raise HTTPException(
+            400, f"{issue_key!r} is not an issue key; use PROJECT-NUMBER, e.g. WEB-42."
+        )
     p = _project(db, m.group(1))
     issue = db.scalar(
         select(Issue).where(Issue.project_id == p.project_id, Issue.number == int(m.group(2)))
@@ -480,7 +484,9 @@ def _label(db: Session, p: Project, name: str) -> Label:
         )
     )
     if label is None:
-        names = [lab.name for lab in db.scalars(select(Label).where(Label.project_id == p.project_id))]
+        names = [
+            lab.name for lab in db.scalars(select(Label).where(Label.project_id == p.project_id))
+        ]
         raise HTTPException(
             404, f"{p.key} has no label {name!r}; its labels: {names}. Use create_label to add one."
         )
@@ -567,7 +573,9 @@ def _sprint_out(db: Session, s: Sprint) -> SprintOut:
 def _my_sprint(db: Session, sprint_id: int) -> tuple[Sprint, Project]:
     s = db.get(Sprint, sprint_id)
     if s is None or _role(db, s.project_id) is None:
-        raise HTTPException(404, f"Sprint {sprint_id} not found in your projects; use list_sprints.")
+        raise HTTPException(
+            404, f"Sprint {sprint_id} not found in your projects; use list_sprints."
+        )
     return s, db.get(Project, s.project_id)
 
 
@@ -639,7 +647,9 @@ def _sprint_for(db: Session, p: Project, sprint_id: int) -> Sprint:
             404, f"Sprint {sprint_id} is not a sprint of {p.key}; its open sprint ids: {valid}."
         )
     if s.status == "closed":
-        raise HTTPException(409, f"Sprint {sprint_id} ({s.name}) is closed; pick a planned or active sprint.")
+        raise HTTPException(
+            409, f"Sprint {sprint_id} ({s.name}) is closed; pick a planned or active sprint."
+        )
     return s
 
 
@@ -678,9 +688,7 @@ def get_my_profile(db: Session = Depends(get_db)) -> ProfileOut:
 
 
 @app.get("/projects", operation_id="list_my_projects", response_model=ProjectList)
-def list_my_projects(
-    include_archived: bool = True, db: Session = Depends(get_db)
-) -> ProjectList:
+def list_my_projects(include_archived: bool = True, db: Session = Depends(get_db)) -> ProjectList:
     """Projects you are a member of, with your role."""
     items = []
     for pid in sorted(_my_project_ids(db)):
@@ -719,7 +727,9 @@ def get_project(project_key: str, db: Session = Depends(get_db)) -> ProjectDetai
 
 
 @app.get(
-    "/projects/{project_key}/members", operation_id="list_project_members", response_model=MemberList
+    "/projects/{project_key}/members",
+    operation_id="list_project_members",
+    response_model=MemberList,
 )
 def list_project_members(
     project_key: str,
@@ -746,7 +756,9 @@ def search_issues(
     open_only: bool = Query(default=False, description="Only todo, in_progress and in_review"),
     type: IssueType | None = None,
     priority: Priority | None = None,
-    assignee: str | None = Query(default=None, description="A handle, 'me', or 'none' for unassigned"),
+    assignee: str | None = Query(
+        default=None, description="A handle, 'me', or 'none' for unassigned"
+    ),
     label: str | None = Query(default=None, description="A label name"),
     sprint_id: int | None = None,
     backlog_only: bool = Query(default=False, description="Only issues in no sprint"),
@@ -782,7 +794,9 @@ def search_issues(
                 else db.scalar(select(User).where(func.lower(User.handle) == who))
             )
             if user is None:
-                raise HTTPException(404, f"No user with handle {assignee!r}; see get_project's members.")
+                raise HTTPException(
+                    404, f"No user with handle {assignee!r}; see get_project's members."
+                )
             stmt = stmt.where(Issue.assignee_id == user.user_id)
     if label:
         stmt = stmt.where(
@@ -830,7 +844,9 @@ def create_issue(body: IssueCreateIn, db: Session = Depends(get_db)) -> IssueOut
     labels = [_label(db, p, name) for name in dict.fromkeys(body.labels)]
     due = _parse_date(body.due_date, "due_date") if body.due_date else None
     number = (
-        db.scalar(select(func.coalesce(func.max(Issue.number), 0)).where(Issue.project_id == p.project_id))
+        db.scalar(
+            select(func.coalesce(func.max(Issue.number), 0)).where(Issue.project_id == p.project_id)
+        )
         or 0
     ) + 1
     issue = Issue(
@@ -890,9 +906,7 @@ def update_issue(
 
 
 @app.post("/issues/{issue_key}/status", operation_id="change_issue_status", response_model=IssueOut)
-def change_issue_status(
-    issue_key: str, status: Status, db: Session = Depends(get_db)
-) -> IssueOut:
+def change_issue_status(issue_key: str, status: Status, db: Session = Depends(get_db)) -> IssueOut:
     """Move an issue to another status. It cannot become done while an issue blocking it is still open."""
     issue, p = _issue(db, issue_key)
     _require_write(db, p)
@@ -904,7 +918,9 @@ def change_issue_status(
             for b in db.scalars(
                 select(Issue)
                 .join(IssueLink, IssueLink.blocker_issue_id == Issue.issue_id)
-                .where(IssueLink.blocked_issue_id == issue.issue_id, Issue.status.in_(OPEN_STATUSES))
+                .where(
+                    IssueLink.blocked_issue_id == issue.issue_id, Issue.status.in_(OPEN_STATUSES)
+                )
             )
         ]
         if open_blockers:
@@ -967,7 +983,9 @@ def add_label(
     return _issue_out(db, issue)
 
 
-@app.delete("/issues/{issue_key}/labels/{label}", operation_id="remove_label", response_model=IssueOut)
+@app.delete(
+    "/issues/{issue_key}/labels/{label}", operation_id="remove_label", response_model=IssueOut
+)
 def remove_label(issue_key: str, label: str, db: Session = Depends(get_db)) -> IssueOut:
     """Take a label off an issue."""
     issue, p = _issue(db, issue_key)
@@ -976,7 +994,8 @@ def remove_label(issue_key: str, label: str, db: Session = Depends(get_db)) -> I
     link = db.get(IssueLabel, (issue.issue_id, lab.label_id))
     if link is None:
         raise HTTPException(
-            404, f"{_key(db, issue)} does not have label {lab.name}; its labels: {_labels_of(db, issue.issue_id)}."
+            404,
+            f"{_key(db, issue)} does not have label {lab.name}; its labels: {_labels_of(db, issue.issue_id)}.",
         )
     db.delete(link)
     _touch(issue)
@@ -989,7 +1008,9 @@ def remove_label(issue_key: str, label: str, db: Session = Depends(get_db)) -> I
 )
 def move_issue_to_sprint(
     issue_key: str,
-    sprint_id: int | None = Query(default=None, description="Target sprint; omit to move to the backlog"),
+    sprint_id: int | None = Query(
+        default=None, description="Target sprint; omit to move to the backlog"
+    ),
     db: Session = Depends(get_db),
 ) -> IssueOut:
     """Put an issue into a planned or active sprint of its project, or back into the backlog."""
@@ -1027,11 +1048,15 @@ def link_issues(
         ):
             raise HTTPException(409, f"{_key(db, a)} already blocks {_key(db, b)}.")
     link = IssueLink(
-        blocker_issue_id=blocker.issue_id, blocked_issue_id=blocked.issue_id, created_at=REFERENCE_TIME
+        blocker_issue_id=blocker.issue_id,
+        blocked_issue_id=blocked.issue_id,
+        created_at=REFERENCE_TIME,
     )
     db.add(link)
     db.commit()
-    return LinkOut(link_id=link.link_id, blocker_key=_key(db, blocker), blocked_key=_key(db, blocked))
+    return LinkOut(
+        link_id=link.link_id, blocker_key=_key(db, blocker), blocked_key=_key(db, blocked)
+    )
 
 
 # --------------------------------------------------------------------------- tools: labels
@@ -1081,7 +1106,9 @@ def list_comments(
     offset = _parse_cursor(cursor)
     stmt = select(Comment).where(Comment.issue_id == issue.issue_id)
     total = db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = db.scalars(stmt.order_by(Comment.created_at, Comment.comment_id).offset(offset).limit(limit))
+    rows = db.scalars(
+        stmt.order_by(Comment.created_at, Comment.comment_id).offset(offset).limit(limit)
+    )
     return CommentPage(
         items=[_comment_out(db, c) for c in rows],
         total=total,
@@ -1114,7 +1141,8 @@ def delete_comment(comment_id: int, db: Session = Depends(get_db)) -> CommentOut
         raise HTTPException(404, f"Comment {comment_id} not found; use list_comments.")
     if c.author_id != CURRENT_USER_ID:
         raise HTTPException(
-            403, f"Comment {comment_id} was written by {_handle(db, c.author_id)}; you can only delete your own."
+            403,
+            f"Comment {comment_id} was written by {_handle(db, c.author_id)}; you can only delete your own.",
         )
     _require_write(db, db.get(Project, issue.project_id))
     out = _comment_out(db, c)
@@ -1180,7 +1208,9 @@ def list_time_logs(
     total = db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
     minutes = db.scalar(select(func.coalesce(func.sum(stmt.subquery().c.minutes), 0))) or 0
     rows = db.scalars(
-        stmt.order_by(TimeLog.logged_on.desc(), TimeLog.time_log_id.desc()).offset(offset).limit(limit)
+        stmt.order_by(TimeLog.logged_on.desc(), TimeLog.time_log_id.desc())
+        .offset(offset)
+        .limit(limit)
     )
     return TimeLogPage(
         items=[_log_out(db, t) for t in rows],
@@ -1224,7 +1254,9 @@ def list_sprints(
 
 
 @app.post("/projects/{project_key}/sprints", operation_id="create_sprint", response_model=SprintOut)
-def create_sprint(project_key: str, body: SprintCreateIn, db: Session = Depends(get_db)) -> SprintOut:
+def create_sprint(
+    project_key: str, body: SprintCreateIn, db: Session = Depends(get_db)
+) -> SprintOut:
     """Plan a new sprint (owners and maintainers)."""
     p = _project(db, project_key)
     _require_write(db, p, manage=True)
@@ -1247,8 +1279,12 @@ def start_sprint(sprint_id: int, db: Session = Depends(get_db)) -> SprintOut:
     s, p = _my_sprint(db, sprint_id)
     _require_write(db, p, manage=True)
     if s.status != "planned":
-        raise HTTPException(409, f"Sprint {sprint_id} ({s.name}) is {s.status}; only planned sprints can start.")
-    active = db.scalar(select(Sprint).where(Sprint.project_id == p.project_id, Sprint.status == "active"))
+        raise HTTPException(
+            409, f"Sprint {sprint_id} ({s.name}) is {s.status}; only planned sprints can start."
+        )
+    active = db.scalar(
+        select(Sprint).where(Sprint.project_id == p.project_id, Sprint.status == "active")
+    )
     if active:
         raise HTTPException(
             409,
@@ -1264,7 +1300,8 @@ def start_sprint(sprint_id: int, db: Session = Depends(get_db)) -> SprintOut:
 def close_sprint(
     sprint_id: int,
     move_unfinished_to: int | None = Query(
-        default=None, description="Planned sprint of the same project for unfinished issues; omit for the backlog"
+        default=None,
+        description="Planned sprint of the same project for unfinished issues; omit for the backlog",
     ),
     db: Session = Depends(get_db),
 ) -> SprintCloseOut:
@@ -1272,7 +1309,10 @@ def close_sprint(
     s, p = _my_sprint(db, sprint_id)
     _require_write(db, p, manage=True)
     if s.status != "active":
-        raise HTTPException(409, f"Sprint {sprint_id} ({s.name}) is {s.status}; only the active sprint can be closed.")
+        raise HTTPException(
+            409,
+            f"Sprint {sprint_id} ({s.name}) is {s.status}; only the active sprint can be closed.",
+        )
     target = None
     if move_unfinished_to is not None:
         if move_unfinished_to == sprint_id:

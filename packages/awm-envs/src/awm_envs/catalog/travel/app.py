@@ -515,7 +515,8 @@ def _target_booking(db: Session, booking_id: int | None) -> Booking:
         b = _my_booking(db, booking_id)
         if b.status != "confirmed":
             raise HTTPException(
-                409, f"Booking {booking_id} is {b.status}; new items can only join a confirmed booking."
+                409,
+                f"Booking {booking_id} is {b.status}; new items can only join a confirmed booking.",
             )
         return b
     n = (db.scalar(select(func.max(Booking.booking_id))) or 0) + 1
@@ -651,11 +652,15 @@ def _stay_out(db: Session, s: HotelStay) -> StayOut:
 
 def _booking_parts(db: Session, b: Booking) -> tuple[list[Ticket], list[HotelStay]]:
     tickets = list(
-        db.scalars(select(Ticket).where(Ticket.booking_id == b.booking_id).order_by(Ticket.ticket_id))
+        db.scalars(
+            select(Ticket).where(Ticket.booking_id == b.booking_id).order_by(Ticket.ticket_id)
+        )
     )
     stays = list(
         db.scalars(
-            select(HotelStay).where(HotelStay.booking_id == b.booking_id).order_by(HotelStay.stay_id)
+            select(HotelStay)
+            .where(HotelStay.booking_id == b.booking_id)
+            .order_by(HotelStay.stay_id)
         )
     )
     return tickets, stays
@@ -726,7 +731,9 @@ def _bookable_flight(db: Session, flight_id: int, seats: int) -> Flight:
 def _check_passport(db: Session, f: Flight, p: Passenger) -> None:
     if not _international(db, f):
         return
-    needed = (_ts(f.departs_at).date() + timedelta(days=PASSPORT_VALID_DAYS_AFTER_TRAVEL)).isoformat()
+    needed = (
+        _ts(f.departs_at).date() + timedelta(days=PASSPORT_VALID_DAYS_AFTER_TRAVEL)
+    ).isoformat()
     if not p.passport_number or not p.passport_expires:
         raise HTTPException(
             409,
@@ -827,7 +834,11 @@ def add_passenger(body: PassengerIn, db: Session = Depends(get_db)) -> Passenger
         raise HTTPException(400, "date_of_birth must be in the past.")
     if (body.passport_number is None) != (body.passport_expires is None):
         raise HTTPException(400, "Give both passport_number and passport_expires, or neither.")
-    expires = _date(body.passport_expires, "passport_expires").isoformat() if body.passport_expires else None
+    expires = (
+        _date(body.passport_expires, "passport_expires").isoformat()
+        if body.passport_expires
+        else None
+    )
     name = " ".join(body.full_name.split())
     dup = db.scalar(
         select(Passenger).where(
@@ -850,8 +861,14 @@ def add_passenger(body: PassengerIn, db: Session = Depends(get_db)) -> Passenger
     return _passenger_out(p)
 
 
-@app.put("/passengers/{passenger_id}/passport", operation_id="update_passport", response_model=PassengerOut)
-def update_passport(passenger_id: int, body: PassportIn, db: Session = Depends(get_db)) -> PassengerOut:
+@app.put(
+    "/passengers/{passenger_id}/passport",
+    operation_id="update_passport",
+    response_model=PassengerOut,
+)
+def update_passport(
+    passenger_id: int, body: PassportIn, db: Session = Depends(get_db)
+) -> PassengerOut:
     """Record a traveller's (new) passport number and expiry date."""
     p = _my_passenger(db, passenger_id)
     expires = _date(body.passport_expires, "passport_expires")
@@ -866,13 +883,17 @@ def update_passport(passenger_id: int, body: PassportIn, db: Session = Depends(g
     return _passenger_out(p)
 
 
-@app.delete("/passengers/{passenger_id}", operation_id="delete_passenger", response_model=PassengerList)
+@app.delete(
+    "/passengers/{passenger_id}", operation_id="delete_passenger", response_model=PassengerList
+)
 def delete_passenger(passenger_id: int, db: Session = Depends(get_db)) -> PassengerList:
     """Remove a saved traveller who holds no tickets."""
     p = _my_passenger(db, passenger_id)
     if passenger_id == 1 or p.full_name == _me(db).name:
         raise HTTPException(409, "You cannot remove your own traveller profile.")
-    used = db.scalar(select(func.count()).select_from(Ticket).where(Ticket.passenger_id == passenger_id))
+    used = db.scalar(
+        select(func.count()).select_from(Ticket).where(Ticket.passenger_id == passenger_id)
+    )
     if used:
         raise HTTPException(
             409, f"{p.full_name} appears on {used} ticket(s) and cannot be removed."
@@ -923,7 +944,12 @@ def search_flights(
     origin: str = Query(description="Airport code, e.g. JFK"),
     destination: str = Query(description="Airport code, e.g. LIS"),
     departure_date: str = Query(description="Departure date YYYY-MM-DD (UTC)"),
-    min_seats: int = Query(default=1, ge=0, le=9, description="Only flights with this many free seats (0: include sold out)"),
+    min_seats: int = Query(
+        default=1,
+        ge=0,
+        le=9,
+        description="Only flights with this many free seats (0: include sold out)",
+    ),
     include_cancelled: bool = False,
     sort: Literal["departure", "price_basic", "price_flex"] = "departure",
     limit: int = Query(default=10, ge=1, le=MAX_PAGE),
@@ -985,7 +1011,9 @@ def search_hotels(
     offset = _parse_cursor(cursor)
     hotels = list(
         db.scalars(
-            select(Hotel).where(func.lower(Hotel.city) == city.strip().lower(), Hotel.stars >= min_stars)
+            select(Hotel).where(
+                func.lower(Hotel.city) == city.strip().lower(), Hotel.stars >= min_stars
+            )
         )
     )
     if not db.scalar(select(Hotel).where(func.lower(Hotel.city) == city.strip().lower())):
@@ -1044,9 +1072,14 @@ def get_hotel(
             name=rt.name,
             nightly_rate_cents=rt.nightly_rate_cents,
             free_cancel_hours=rt.free_cancel_hours,
-            nights=[NightOut(night=n, rooms_left=v) for n, v in _availability(db, rt.room_type_id, nights).items()],
+            nights=[
+                NightOut(night=n, rooms_left=v)
+                for n, v in _availability(db, rt.room_type_id, nights).items()
+            ],
         )
-        for rt in db.scalars(select(RoomType).where(RoomType.hotel_id == hotel_id).order_by(RoomType.room_type_id))
+        for rt in db.scalars(
+            select(RoomType).where(RoomType.hotel_id == hotel_id).order_by(RoomType.room_type_id)
+        )
     ]
     return HotelOut(
         hotel_id=h.hotel_id,
@@ -1074,7 +1107,11 @@ def list_my_bookings(
     if status:
         stmt = stmt.where(Booking.status == status)
     total = db.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    rows = db.scalars(stmt.order_by(Booking.created_at.desc(), Booking.booking_id.desc()).offset(offset).limit(limit))
+    rows = db.scalars(
+        stmt.order_by(Booking.created_at.desc(), Booking.booking_id.desc())
+        .offset(offset)
+        .limit(limit)
+    )
     return BookingPage(
         items=[_booking_summary(db, b) for b in rows],
         total=total,
@@ -1107,7 +1144,8 @@ def book_flight(body: FlightBookIn, db: Session = Depends(get_db)) -> BookingOut
         )
         if already:
             raise HTTPException(
-                409, f"{p.full_name} already holds ticket {already.ticket_id} on flight {f.flight_number}."
+                409,
+                f"{p.full_name} already holds ticket {already.ticket_id} on flight {f.flight_number}.",
             )
     booking = _target_booking(db, body.booking_id)
     price = f.fare_basic_cents if body.fare_type == "basic" else f.fare_flex_cents
@@ -1156,7 +1194,9 @@ def book_hotel(body: HotelBookIn, db: Session = Depends(get_db)) -> BookingOut:
     hotel = db.get(Hotel, rt.hotel_id)
     _charge(db, booking, price, body.pay_with, f"Hotel {hotel.name} {a}..{b}")
     for night in db.scalars(
-        select(RoomNight).where(RoomNight.room_type_id == rt.room_type_id, RoomNight.night.in_(nights))
+        select(RoomNight).where(
+            RoomNight.room_type_id == rt.room_type_id, RoomNight.night.in_(nights)
+        )
     ):
         night.rooms_left -= body.rooms
     db.add(
@@ -1190,7 +1230,9 @@ def cancel_ticket(ticket_id: int, db: Session = Depends(get_db)) -> BookingOut:
     t, b = _my_ticket(db, ticket_id)
     f = db.get(Flight, t.flight_id)
     if t.status != "issued":
-        raise HTTPException(409, f"Ticket {ticket_id} is {t.status}; only issued tickets can be cancelled.")
+        raise HTTPException(
+            409, f"Ticket {ticket_id} is {t.status}; only issued tickets can be cancelled."
+        )
     if t.fare_type != "flex":
         raise HTTPException(
             409,
@@ -1220,7 +1262,8 @@ def change_flight(
     old = db.get(Flight, t.flight_id)
     if t.status != "issued" or t.fare_type != "flex":
         raise HTTPException(
-            409, f"Ticket {ticket_id} is a {t.status} {t.fare_type} ticket; only issued flex tickets can change flight."
+            409,
+            f"Ticket {ticket_id} is a {t.status} {t.fare_type} ticket; only issued flex tickets can change flight.",
         )
     if old.departs_at <= REFERENCE_TIME:
         raise HTTPException(409, f"Flight {old.flight_number} has already departed.")
@@ -1235,7 +1278,9 @@ def change_flight(
         raise HTTPException(409, f"Ticket {ticket_id} is already on flight {new.flight_number}.")
     _check_passport(db, new, db.get(Passenger, t.passenger_id))
     difference = new.fare_flex_cents - t.price_cents
-    _charge(db, b, difference, pay_with, f"Fare difference, ticket {ticket_id} to {new.flight_number}")
+    _charge(
+        db, b, difference, pay_with, f"Fare difference, ticket {ticket_id} to {new.flight_number}"
+    )
     old.seats_available += 1
     new.seats_available -= 1
     t.flight_id = new.flight_id
@@ -1252,16 +1297,21 @@ def cancel_hotel_stay(stay_id: int, db: Session = Depends(get_db)) -> BookingOut
     if s is None or b.customer_id != CURRENT_CUSTOMER_ID:
         raise HTTPException(404, f"Hotel stay {stay_id} is not one of yours; see get_booking.")
     if s.status != "confirmed":
-        raise HTTPException(409, f"Stay {stay_id} is {s.status}; only confirmed stays can be cancelled.")
+        raise HTTPException(
+            409, f"Stay {stay_id} is {s.status}; only confirmed stays can be cancelled."
+        )
     deadline = _free_cancel_until(db, s)
     if REFERENCE_TIME > deadline:
         raise HTTPException(
-            409, f"Free cancellation for stay {stay_id} ended at {deadline}; it can no longer be cancelled."
+            409,
+            f"Free cancellation for stay {stay_id} ended at {deadline}; it can no longer be cancelled.",
         )
     s.status = "cancelled"
     nights = _nights(date.fromisoformat(s.check_in), date.fromisoformat(s.check_out))
     for night in db.scalars(
-        select(RoomNight).where(RoomNight.room_type_id == s.room_type_id, RoomNight.night.in_(nights))
+        select(RoomNight).where(
+            RoomNight.room_type_id == s.room_type_id, RoomNight.night.in_(nights)
+        )
     ):
         night.rooms_left += s.rooms
     _refund(db, b, s.price_cents, s.paid_with, f"Hotel stay {stay_id} cancelled")
