@@ -27,10 +27,11 @@ def _port() -> int:
 
 @contextlib.asynccontextmanager
 async def http_server(
-    env: Environment, idle_timeout: float = 60
+    env: Environment, idle_timeout: float = 60, fast_path: bool = True
 ) -> AsyncIterator[tuple[str, InstanceDirectory]]:
     port = _port()
-    app, directory = build_http_app(env, idle_timeout=idle_timeout)
+    app, directory = build_http_app(env, idle_timeout=idle_timeout, fast_path=fast_path)
+    directory.app = app  # type: ignore[attr-defined]  # lets tests read app.fast.served
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     )

@@ -12,7 +12,9 @@ with the ratios between the two.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import json
 import os
 import platform
 import random
@@ -210,9 +212,214 @@ async def _wait_ready(url: str, deadline: float) -> float:
             await asyncio.sleep(0.05)
 
 
-async def _http_throughput(bundle: Path, sessions: int, calls_per_session: int) -> dict[str, Any]:
+class LoadGeneratorError(RuntimeError):
+    """The HTTP load generator could not talk MCP to the server (see the message for the answer it got)."""
+
+
+class RawMCPSession:
+    """One streamable-HTTP MCP session over one keep-alive HTTP/1.1 connection: a load generator.
+
+    The official client costs about 4 ms of CPU per call (an httpx request, a
+    task group and several memory streams per call), so on a 2-core machine it
+    saturates a core at ~250 calls/s and measures itself, not the server. This
+    speaks the same protocol (``initialize`` with the session handshake,
+    ``notifications/initialized``, ``tools/call`` with the ``mcp-session-id``
+    and ``mcp-protocol-version`` headers, ``DELETE`` to end the session) and
+    validates every result as a ``CallToolResult``, but with one socket and
+    no per-call tasks. It supports only JSON responses (what ``awm envs
+    serve`` sends); it is a measuring tool, not a general client.
+    """
+
+    def __init__(self, host: str, port: int, path: str) -> None:
+        self.host, self.port, self.path = host, port, path
+        self.session_id: str | None = None
+        self.protocol_version = ""
+        self._next_id = 0
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def open(self, client_name: str = "awm-bench") -> RawMCPSession:
+        """Connect and run the initialize handshake."""
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+        self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+        status, headers, answer = await self._post(
+            {
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": HANDSHAKE_PROTOCOL_VERSIONS[-1],
+                    "capabilities": {},
+                    "clientInfo": {"name": client_name, "version": "0"},
+                },
+            }
+        )
+        if status != 200 or "result" not in answer:
+            raise LoadGeneratorError(f"initialize answered HTTP {status}: {answer}")
+        self.session_id = headers.get("mcp-session-id")
+        self.protocol_version = answer["result"]["protocolVersion"]
+        status, _, _ = await self._post({"method": "notifications/initialized"}, notify=True)
+        if status != 202:
+            raise LoadGeneratorError(f"notifications/initialized answered HTTP {status}")
+        return self
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """``tools/call``; the result as a validated ``mcp_types.CallToolResult``."""
+        import mcp_types
+
+        status, _, answer = await self._post(
+            {"method": "tools/call", "params": {"name": name, "arguments": arguments}}
+        )
+        if status != 200 or "result" not in answer:
+            raise LoadGeneratorError(f"tools/call {name} answered HTTP {status}: {answer}")
+        return mcp_types.CallToolResult.model_validate(answer["result"], by_name=False)
+
+    async def close(self) -> None:
+        """End the session (``DELETE``) and the connection."""
+        if self._writer is None:
+            return
+        with contextlib.suppress(OSError, LoadGeneratorError, asyncio.IncompleteReadError):
+            await self._request(b"DELETE", b"")
+        self._writer.close()
+        with contextlib.suppress(OSError):
+            await self._writer.wait_closed()
+        self._writer = None
+
+    async def _post(
+        self, message: dict[str, Any], notify: bool = False
+    ) -> tuple[int, dict[str, str], dict[str, Any]]:
+        message = {"jsonrpc": "2.0", **message}
+        if not notify:
+            self._next_id += 1
+            message["id"] = self._next_id
+        status, headers, body = await self._request(b"POST", json.dumps(message).encode())
+        return status, headers, (json.loads(body) if body else {})
+
+    async def _request(self, method: bytes, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        assert self._reader is not None and self._writer is not None
+        head = [
+            method + b" " + self.path.encode() + b" HTTP/1.1",
+            b"host: " + f"{self.host}:{self.port}".encode(),
+            b"accept: application/json, text/event-stream",
+            b"content-type: application/json",
+            b"content-length: " + str(len(body)).encode(),
+        ]
+        if self.session_id:
+            head.append(b"mcp-session-id: " + self.session_id.encode())
+        if self.protocol_version:
+            head.append(b"mcp-protocol-version: " + self.protocol_version.encode())
+        self._writer.write(b"\r\n".join(head) + b"\r\n\r\n" + body)
+        raw = await self._reader.readuntil(b"\r\n\r\n")
+        lines = raw.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        headers = {}
+        for line in lines[1:]:
+            if line:
+                k, _, v = line.partition(":")
+                headers[k.strip().lower()] = v.strip()
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            chunks = []
+            while True:
+                size = int((await self._reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                chunks.append(await self._reader.readexactly(size + 2))
+                if size == 0:
+                    break
+            payload = b"".join(c[:-2] for c in chunks)
+        else:
+            payload = await self._reader.readexactly(int(headers.get("content-length", "0")))
+        if headers.get("content-type", "").startswith("text/event-stream"):
+            raise LoadGeneratorError("the server answered with SSE; the load generator reads JSON only")
+        return status, headers, payload
+
+
+async def _official_sessions(url: str, sessions: int, calls: int, tool: str) -> tuple[float, float, int]:
+    """Open ``sessions`` official-client sessions, then run ``calls`` each; (connect s, calls s, errors)."""
     import mcp
 
+    errors = 0
+    async with contextlib.AsyncExitStack() as stack:
+        start = time.perf_counter()
+        clients = [await stack.enter_async_context(mcp.Client(url)) for _ in range(sessions)]
+        connected = time.perf_counter()
+
+        async def one(idx: int, client: Any) -> None:
+            nonlocal errors
+            rng = random.Random(idx)
+            for _ in range(calls):
+                r = await client.call_tool(tool, {"customer_id": rng.randint(1, 400)})
+                errors += bool(r.is_error)
+
+        await asyncio.gather(*(one(i, c) for i, c in enumerate(clients)))
+        done = time.perf_counter()
+    return connected - start, done - connected, errors
+
+
+async def _raw_sessions(url: str, sessions: int, calls: int, tool: str) -> tuple[float, float, int]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    errors = 0
+    start = time.perf_counter()
+    clients = [await RawMCPSession(host, port, parts.path).open() for _ in range(sessions)]
+    connected = time.perf_counter()
+
+    async def one(idx: int, client: RawMCPSession) -> None:
+        nonlocal errors
+        rng = random.Random(idx)
+        for _ in range(calls):
+            r = await client.call_tool(tool, {"customer_id": rng.randint(1, 400)})
+            errors += bool(r.is_error)
+
+    try:
+        await asyncio.gather(*(one(i, c) for i, c in enumerate(clients)))
+        done = time.perf_counter()
+    finally:
+        for c in clients:
+            await c.close()
+    return connected - start, done - connected, errors
+
+
+def run_load(url: str, sessions: int, calls: int, client: str = "raw") -> dict[str, Any]:
+    """Drive ``sessions`` concurrent MCP sessions against ``url``; calls/s once all are open."""
+    runner = _raw_sessions if client == "raw" else _official_sessions
+    cpu = time.process_time()
+    connect_s, calls_s, errors = asyncio.run(runner(url, sessions, calls, "get_customer"))
+    total = sessions * calls
+    return {
+        "client": client,
+        "sessions": sessions,
+        "calls": total,
+        "errors": errors,
+        "connect_s": round(connect_s, 3),
+        "calls_per_s": round(total / calls_s, 1),
+        "client_cpu_ms_per_call": round((time.process_time() - cpu) / total * 1e3, 3),
+    }
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _load_in_subprocess(url: str, sessions: int, calls: int, client: str) -> dict[str, Any]:
+    """Run :func:`run_load` in its own process, so the load does not share the server's event loop."""
+    out = subprocess.run(
+        [sys.executable, "-m", "awm_envs.bench", "load", url, str(sessions), str(calls), client],
+        env=_serve_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise LoadGeneratorError(f"the load generator failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+async def _http_throughput(
+    bundle: Path, sessions: int, calls_per_session: int, official_calls: int = 0
+) -> dict[str, Any]:
     port = _free_port()
     proc = subprocess.Popen(
         _serve_cmd(bundle, port),
@@ -223,30 +430,33 @@ async def _http_throughput(bundle: Path, sessions: int, calls_per_session: int) 
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         await _wait_ready(url, time.perf_counter() + 60)
-        errors = 0
-
-        async def one(idx: int) -> None:
-            nonlocal errors
-            rng = random.Random(idx)
-            async with mcp.Client(url) as client:
-                for _ in range(calls_per_session):
-                    r = await client.call_tool("get_customer", {"customer_id": rng.randint(1, 400)})
-                    errors += bool(r.is_error)
-
-        start = time.perf_counter()
-        await asyncio.gather(*(one(i) for i in range(sessions)))
-        elapsed = time.perf_counter() - start
-        server_pss = _pss_bytes(proc.pid)
-        total = sessions * calls_per_session
-        return {
+        loop = asyncio.get_running_loop()
+        cpu = _cpu_seconds(proc.pid)
+        raw = await loop.run_in_executor(
+            None, _load_in_subprocess, url, sessions, calls_per_session, "raw"
+        )
+        server_cpu = _cpu_seconds(proc.pid) - cpu
+        report: dict[str, Any] = {
             "sessions": sessions,
             "instances": sessions,
-            "calls": total,
-            "errors": errors,
-            "calls_per_s": round(total / elapsed, 1),
-            "server_pss_mib": round(server_pss / 2**20, 1),
-            "note": "client and server share the same cores",
+            "calls": raw["calls"],
+            "errors": raw["errors"],
+            "calls_per_s": raw["calls_per_s"],
+            # handshakes included: an upper bound on what one call costs the server
+            "server_cpu_ms_per_call": round(server_cpu / raw["calls"] * 1e3, 3),
+            "client_cpu_ms_per_call": raw["client_cpu_ms_per_call"],
+            "load_generator": "RawMCPSession, one process, one connection per session",
         }
+        if official_calls:
+            off = await loop.run_in_executor(
+                None, _load_in_subprocess, url, sessions, official_calls, "official"
+            )
+            report["official_client"] = {
+                k: off[k] for k in ("calls", "errors", "calls_per_s", "client_cpu_ms_per_call")
+            }
+            report["errors"] += off["errors"]
+        report["server_pss_mib"] = round(_pss_bytes(proc.pid) / 2**20, 1)
+        return report
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -411,3 +621,11 @@ def format_report(report: dict[str, Any]) -> str:
         + ", ".join(f"{k} {'ok' if v['met'] else 'MISSED'}" for k, v in report["targets"].items())
     )
     return "\n".join(lines)
+
+
+if __name__ == "__main__":  # ``python -m awm_envs.bench load URL SESSIONS CALLS [raw|official]``
+    if len(sys.argv) >= 5 and sys.argv[1] == "load":
+        client_kind = sys.argv[5] if len(sys.argv) > 5 else "raw"
+        print(json.dumps(run_load(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), client_kind)))
+    else:
+        sys.exit("usage: python -m awm_envs.bench load URL SESSIONS CALLS [raw|official]")

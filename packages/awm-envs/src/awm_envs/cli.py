@@ -206,7 +206,7 @@ def serve_command(
 ) -> None:
     """Serve ENV over MCP: --stdio, or streamable HTTP at http://HOST:PORT/mcp (one instance per session)."""
     from awm_envs.environment import load_environment
-    from awm_envs.mcp_server import serve_http, serve_stdio
+    from awm_envs.mcp_server import run_event_loop, serve_http, serve_stdio
 
     e = load_environment(env, catalog=catalogs)
     if stdio:
@@ -239,7 +239,7 @@ def serve_command(
             if pool is not None:
                 await pool.close()
 
-    asyncio.run(main())
+    run_event_loop(main())
 
 
 @envs.command(name="bench")

@@ -38,6 +38,9 @@ from awm_envs.toolspecs import derive_tool_specs
 
 _lock = threading.Lock()
 _modules: dict[str, ModuleType] = {}
+# One harness at a time per imported app: the dependency override lives on the shared app
+# object, so two concurrent checks of the same source (cloned scenarios) would cross databases.
+_app_locks: dict[str, threading.Lock] = {}
 _source_dir = Path(tempfile.mkdtemp(prefix="awm-synth-apps-"))
 
 
@@ -131,6 +134,7 @@ class AppHarness:
             ) from exc
         self._conn: sqlite3.Connection | None = None
         self._client: TestClient | None = None
+        self._app_lock: threading.Lock | None = None
 
     def _routes(self) -> dict[str, APIRoute]:
         routes: dict[str, APIRoute] = {}
@@ -160,11 +164,15 @@ class AppHarness:
 
     def start(self) -> AppHarness:
         """Run the app's start-up (lifespan) and bind a fresh database copy."""
+        with _lock:
+            self._app_lock = _app_locks.setdefault(self.module.__name__, threading.Lock())
+        self._app_lock.acquire()
         self.reset()
         client = TestClient(self.app, raise_server_exceptions=True)
         try:
             client.__enter__()
         except BaseException as exc:  # noqa: BLE001
+            self._release()
             if isinstance(exc, KeyboardInterrupt):
                 raise
             raise AppLoadError(
@@ -184,6 +192,12 @@ class AppHarness:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        self._release()
+
+    def _release(self) -> None:
+        lock, self._app_lock = self._app_lock, None
+        if lock is not None and lock.locked():
+            lock.release()
 
     def __enter__(self) -> AppHarness:
         return self.start()
