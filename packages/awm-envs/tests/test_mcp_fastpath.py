@@ -44,26 +44,32 @@ def test_fast_path_answers_like_the_sdk(library_env: Environment) -> None:
     asyncio.run(run())
 
 
-def test_explicit_instances_take_the_fast_path_too(library_env: Environment) -> None:
+def test_explicit_instances_with_a_session_take_the_fast_path(library_env: Environment) -> None:
     async def run() -> None:
         async with http_server(library_env) as (url, directory):
-            async with mcp.Client(f"{url}/i/r1") as c:
+            async with mcp.Client(f"{url}/i/r1", mode="legacy") as c:
                 assert not (await c.call_tool("checkout_copy", {"copy_id": 6})).is_error
-            async with mcp.Client(f"{url}/i/r1") as c:
+            async with mcp.Client(f"{url}/i/r1", mode="legacy") as c:
                 assert (await c.call_tool("checkout_copy", {"copy_id": 6})).is_error
             assert "i:r1" in directory and directory.app.fast.served == 2
+            async with mcp.Client(f"{url}/i/r1") as c:  # sessionless (2026-era): the SDK's path
+                assert (await c.call_tool("checkout_copy", {"copy_id": 6})).is_error
+            assert directory.app.fast.served == 2
 
     asyncio.run(run())
 
 
 def test_fast_calls_keep_the_sdk_session_alive(library_env: Environment) -> None:
     async def run() -> None:
-        async with http_server(library_env, idle_timeout=0.6) as (url, directory):
-            async with mcp.Client(url) as client:
-                for _ in range(8):  # 1.6 s of fast-path-only traffic, past the idle timeout
-                    assert not (await client.call_tool("get_book", {"book_id": 1})).is_error
-                    await asyncio.sleep(0.2)
-                assert len((await client.list_tools()).tools) == len(library_env.tools)  # SDK path
+        async with (
+            http_server(library_env, idle_timeout=0.6) as (url, directory),
+            mcp.Client(url) as client,
+        ):
+            for _ in range(8):  # 1.6 s of fast-path-only traffic, past the idle timeout
+                assert not (await client.call_tool("get_book", {"book_id": 1})).is_error
+                await asyncio.sleep(0.2)
+            assert len((await client.list_tools()).tools) == len(library_env.tools)  # SDK path
+            assert directory.app.fast.served == 8
 
     asyncio.run(run())
 
@@ -75,7 +81,10 @@ def test_unknown_session_is_left_to_the_sdk(library_env: Environment) -> None:
             session = await RawMCPSession(parts.hostname or "", parts.port or 0, parts.path).open()
             session.session_id = "not-a-session"
             status, _, answer = await session._post(
-                {"method": "tools/call", "params": {"name": "get_book", "arguments": {"book_id": 1}}}
+                {
+                    "method": "tools/call",
+                    "params": {"name": "get_book", "arguments": {"book_id": 1}},
+                }
             )
             assert status == 404 and "error" in answer and directory.app.fast.served == 0
             await session.close()

@@ -3,7 +3,9 @@
 Measures, on a generated back-office bundle (:mod:`awm_envs.benchenv`):
 instance create / reset / in-process call latency (median, p99), in-process
 calls/s, calls/s over streamable-HTTP MCP with many concurrent sessions (one
-instance each), memory per instance with many live instances, a reset/call
+instance each; the server in its own process, the load generator in
+another, see :class:`RawMCPSession`, plus a shorter run driven by the
+official ``mcp`` client), memory per instance with many live instances, a reset/call
 leak check, and the official approach (one ``awm envs serve`` process per
 instance, started together and waited on until MCP ``list_tools`` answers),
 with the ratios between the two.
@@ -327,11 +329,15 @@ class RawMCPSession:
         else:
             payload = await self._reader.readexactly(int(headers.get("content-length", "0")))
         if headers.get("content-type", "").startswith("text/event-stream"):
-            raise LoadGeneratorError("the server answered with SSE; the load generator reads JSON only")
+            raise LoadGeneratorError(
+                "the server answered with SSE; the load generator reads JSON only"
+            )
         return status, headers, payload
 
 
-async def _official_sessions(url: str, sessions: int, calls: int, tool: str) -> tuple[float, float, int]:
+async def _official_sessions(
+    url: str, sessions: int, calls: int, tool: str
+) -> tuple[float, float, int]:
     """Open ``sessions`` official-client sessions, then run ``calls`` each; (connect s, calls s, errors)."""
     import mcp
 
@@ -497,9 +503,17 @@ async def _official(bundle: Path, n: int) -> dict[str, Any]:
 
 
 def run_bench(
-    *, quick: bool = False, official: bool = True, workdir: Path | None = None
+    *,
+    quick: bool = False,
+    official: bool = True,
+    workdir: Path | None = None,
+    http_only: bool = False,
 ) -> dict[str, Any]:
-    """Run every measurement and return the report (see module docstring)."""
+    """Run every measurement and return the report (see module docstring).
+
+    ``http_only`` runs just the streamable-HTTP throughput part (a server
+    process, the load generator in another), for iterating on the server.
+    """
     sizes = (
         {
             "create": 100,
@@ -509,6 +523,7 @@ def run_bench(
             "leak": 300,
             "sessions": 8,
             "calls_per_session": 10,
+            "official_client_calls": 5,
             "official": 2,
         }
         if quick
@@ -519,12 +534,39 @@ def run_bench(
             "memory": 1024,
             "leak": 20000,
             "sessions": 64,
-            "calls_per_session": 40,
+            "calls_per_session": 80,
+            "official_client_calls": 10,
             "official": 16,
         }
     )
     tmp = Path(workdir or tempfile.mkdtemp(prefix="awm-bench-"))
     bundle = write_bench_bundle(tmp)
+    machine = {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "loadavg_at_start": os.getloadavg()[0],
+    }
+    http = asyncio.run(
+        _http_throughput(
+            bundle, sizes["sessions"], sizes["calls_per_session"], sizes["official_client_calls"]
+        )
+    )
+    if http_only:
+        value = http["calls_per_s"]
+        op, bound = TARGETS["http_calls_per_s"]
+        return {
+            "machine": machine,
+            "quick": quick,
+            "http": http,
+            "targets": {
+                "http_calls_per_s": {
+                    "value": value,
+                    "target": f"{op} {bound}",
+                    "met": value >= bound,
+                }
+            },
+        }
     t = time.perf_counter()
     env = load_environment(bundle)
     load_s = time.perf_counter() - t
@@ -533,12 +575,7 @@ def run_bench(
     inst.close()
     memory = measure_memory(env, sizes["memory"])  # first: later phases leave freed memory to reuse
     report: dict[str, Any] = {
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "loadavg_at_start": os.getloadavg()[0],
-        },
+        "machine": machine,
         "quick": quick,
         "bundle": {
             "tables": len(env.bundle.tables),
@@ -552,9 +589,7 @@ def run_bench(
         "memory": memory,
         "leak": measure_leak(env, sizes["leak"]),
     }
-    report["http"] = asyncio.run(
-        _http_throughput(bundle, sizes["sessions"], sizes["calls_per_session"])
-    )
+    report["http"] = http
     if official:
         off = asyncio.run(_official(bundle, sizes["official"]))
         report["official"] = off
@@ -594,8 +629,33 @@ def run_bench(
     return report
 
 
+def _http_line(http: dict[str, Any]) -> str:
+    line = (
+        f"http     {http['calls_per_s']} calls/s with {http['sessions']} MCP sessions "
+        f"(server {http['server_cpu_ms_per_call']} ms CPU/call, load generator "
+        f"{http['client_cpu_ms_per_call']} ms in its own process)"
+    )
+    if "official_client" in http:
+        o = http["official_client"]
+        line += (
+            f"\n         {o['calls_per_s']} calls/s driven by the official mcp client "
+            f"({o['client_cpu_ms_per_call']} ms client CPU/call)"
+        )
+    return line
+
+
 def format_report(report: dict[str, Any]) -> str:
     """A human-readable summary of :func:`run_bench`'s report."""
+    if "bundle" not in report:  # http_only
+        return "\n".join(
+            [
+                _http_line(report["http"]),
+                "targets  "
+                + ", ".join(
+                    f"{k} {'ok' if v['met'] else 'MISSED'}" for k, v in report["targets"].items()
+                ),
+            ]
+        )
     b = report["bundle"]
     lines = [
         f"bench bundle: {b['tables']} tables, {b['rows']} rows, {b['tools']} tools (loaded in {b['load_s']} s)",
@@ -605,7 +665,7 @@ def format_report(report: dict[str, Any]) -> str:
         f"{report['inprocess']['calls_per_s']} calls/s in-process",
         f"memory   {report['memory']['per_instance_kib']} KiB/instance ({report['memory']['instances']} live), "
         f"1,024 instances ≈ {report['memory']['projected_1024_gib']} GiB",
-        f"http     {report['http']['calls_per_s']} calls/s with {report['http']['sessions']} MCP sessions",
+        _http_line(report["http"]),
         f"leak     {report['leak']['rss_growth_kib']} KiB RSS growth over {report['leak']['cycles']} call+reset cycles",
     ]
     if "official" in report:

@@ -248,11 +248,16 @@ def serve_command(
 @click.option(
     "--official/--no-official", default=True, help="Also measure one server process per instance."
 )
-def bench_command(as_json: bool, quick: bool, official: bool) -> None:
+@click.option(
+    "--http-only",
+    is_flag=True,
+    help="Only the streamable-HTTP MCP throughput part (tens of seconds).",
+)
+def bench_command(as_json: bool, quick: bool, official: bool, http_only: bool) -> None:
     """Measure create/reset/call latency, throughput and memory against process-per-instance."""
     from awm_envs.bench import format_report, run_bench
 
-    report = run_bench(quick=quick, official=official)
+    report = run_bench(quick=quick, official=official, http_only=http_only)
     if as_json:
         _emit_json(report)
     else:

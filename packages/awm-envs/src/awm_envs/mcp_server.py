@@ -334,7 +334,9 @@ class _FastToolCalls:
     the SDK.
     """
 
-    def __init__(self, server: Server[Any], directory: InstanceDirectory, idle_timeout: float) -> None:
+    def __init__(
+        self, server: Server[Any], directory: InstanceDirectory, idle_timeout: float
+    ) -> None:
         from mcp.server.transport_security import TransportSecurityMiddleware
 
         self.directory = directory
@@ -384,7 +386,9 @@ class _FastToolCalls:
             return replay
         if params is None:
             return replay
-        key = f"i:{scope[INSTANCE_SCOPE_KEY]}" if scope.get(INSTANCE_SCOPE_KEY) else f"s:{session_id}"
+        key = (
+            f"i:{scope[INSTANCE_SCOPE_KEY]}" if scope.get(INSTANCE_SCOPE_KEY) else f"s:{session_id}"
+        )
         with self._holding(transport):
             result = await call_tool_for(self.directory, key, params)
             dumped = serialize_server_result(

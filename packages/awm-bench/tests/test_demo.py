@@ -1,0 +1,70 @@
+"""``awm demo`` end to end (without the local model, which awm-core's slow tests cover)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def demo_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    out = tmp_path_factory.mktemp("demo") / "awm-demo"
+    proc = subprocess.run(
+        [sys.executable, "-m", "awm_core.cli", "demo", "--no-local", "--out", str(out), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )
+    return proc, out
+
+
+def test_demo_exits_zero_and_prints_json(demo_run) -> None:
+    proc, _ = demo_run
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout)
+    assert summary["reference_pass_rate"] == 1.0
+
+
+def test_demo_synthesizes_one_environment_with_self_correction(demo_run) -> None:
+    proc, out = demo_run
+    summary = json.loads(proc.stdout)
+    synthesis = summary["synthesis"]
+    assert synthesis["status"] == "shipped" and synthesis["backend"] == "replay"
+    assert any(row["attempts"] > 1 for row in synthesis["corrections"])
+    assert (out / "synth" / "bundles" / synthesis["scenario"] / "manifest.json").is_file()
+
+
+def test_demo_validates_synthesized_and_catalog_environments(demo_run) -> None:
+    summary = json.loads(demo_run[0].stdout)
+    validated = {v["env_id"]: v for v in summary["validation"]}
+    assert {"shop", "bank", summary["synthesis"]["scenario"]} <= set(validated)
+    assert all(v["passed"] and v["proven"] == v["tasks"] > 0 for v in validated.values())
+
+
+def test_demo_rolls_out_every_task_and_rewards_it(demo_run) -> None:
+    summary = json.loads(demo_run[0].stdout)
+    reference = [e for e in summary["environments"] if e["policy"] == "reference"]
+    assert len(reference) == 3
+    for env in reference:
+        assert env["reward_distribution"] == {"+1.0": env["tasks"]}
+        assert env["reset_latency_us"]["median"] > 0
+        assert env["env_calls_per_s"] > 0
+
+
+def test_demo_writes_an_html_report_with_charts(demo_run) -> None:
+    _, out = demo_run
+    html = (out / "report.html").read_text()
+    assert html.count("<svg") >= 2
+    assert "Reward by complexity bucket" in html and "Tool-call latency" in html
+    assert "wishlist_bargains" in html  # per-task outcomes table
+    assert json.loads((out / "summary.json").read_text())["reference_pass_rate"] == 1.0
