@@ -49,8 +49,14 @@ def envs() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @catalog_option
 def list_command(as_json: bool, catalogs: list[Path]) -> None:
-    """List the environments every source offers."""
+    """List environments: domain, size, tools, tasks per bucket and validation status.
+
+    The status is the last ``awm envs validate`` result for the bundle's current
+    content ("not validated" after an edit).
+    """
+    from awm_envs.catalog_stats import catalog_stats
     from awm_envs.sources import list_envs
+    from awm_envs.validation_record import load_record, status_text
 
     rows = []
     for env_id, source, path in list_envs(catalogs):
@@ -58,16 +64,66 @@ def list_command(as_json: bool, catalogs: list[Path]) -> None:
         try:
             manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
             info.update(name=manifest.get("name", ""), category=manifest.get("category", ""))
-        except (OSError, ValueError):
-            info.update(name="", category="")
+            stats = catalog_stats(path)
+            info.update(
+                tables=stats.tables,
+                rows=stats.rows,
+                tools=stats.tools,
+                tasks=stats.tasks,
+                tasks_per_bucket=stats.tasks_per_bucket,
+                refusal_tasks=stats.refusal_tasks,
+            )
+        except Exception as exc:  # a broken bundle is listed with its problem, not skipped
+            info.update(
+                name=info.get("name", ""), category=info.get("category", ""), error=str(exc)[:200]
+            )
+        record = load_record(info.get("id", env_id), path)
+        info["validation"] = record
         rows.append(info)
     if as_json:
         _emit_json(rows)
         return
     if not rows:
         click.echo("no environments found (add --catalog DIR or set AWM_ENV_PATH)")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="awm environments")
+    for col in (
+        "id",
+        "domain",
+        "tables",
+        "rows",
+        "tools",
+        "tasks (e/m/h/vh)",
+        "validation",
+        "source",
+    ):
+        table.add_column(col, justify="right" if col in {"tables", "rows", "tools"} else "left")
     for r in rows:
-        click.echo(f"{r['id']:<28} {r['category']:<20} {r['name']}  [{r['source']}]")
+        buckets = r.get("tasks_per_bucket") or {}
+        spread = "/".join(str(buckets.get(b, 0)) for b in ("easy", "medium", "hard", "very_hard"))
+        status = (
+            status_text(r["validation"])
+            if "error" not in r
+            else f"[red]broken: {r['error'][:60]}[/red]"
+        )
+        if status.startswith("proven"):
+            status = f"[green]{status}[/green]"
+        elif status.startswith("FAILED"):
+            status = f"[red]{status}[/red]"
+        table.add_row(
+            r["id"],
+            r.get("category", ""),
+            str(r.get("tables", "")),
+            str(r.get("rows", "")),
+            str(r.get("tools", "")),
+            f"{r.get('tasks', '')} ({spread})" if buckets else "",
+            status,
+            r["source"],
+        )
+    Console().print(table)
 
 
 @envs.command(name="show")
@@ -78,12 +134,22 @@ def list_command(as_json: bool, catalogs: list[Path]) -> None:
     is_flag=True,
     help="Print JSON (manifest, tools with schemas, tables, tasks).",
 )
+@click.option("--schema", "show_schema", is_flag=True, help="Draw the tables with their keys.")
 @catalog_option
-def show_command(env: str, as_json: bool, catalogs: list[Path]) -> None:
-    """Show an environment: manifest, tools, tables and tasks."""
+def show_command(env: str, as_json: bool, show_schema: bool, catalogs: list[Path]) -> None:
+    """Show an environment: manifest, tools with parameters, tables and tasks."""
     from awm_envs.environment import load_environment
 
     e = load_environment(env, catalog=catalogs)
+    if show_schema:
+        from awm_envs.schema_view import describe_schema, render_schema
+
+        described = describe_schema(e.template)
+        if as_json:
+            _emit_json(described)
+        else:
+            render_schema(e.id, described)
+        return
     inst = e.instance()
     tables = {t: inst.query(f'SELECT COUNT(*) FROM "{t}"')[0][0] for t in e.bundle.tables}
     inst.close()
@@ -110,7 +176,13 @@ def show_command(env: str, as_json: bool, catalogs: list[Path]) -> None:
         f"\ntables ({len(tables)}, {sum(tables.values())} rows): "
         + ", ".join(f"{k}={v}" for k, v in tables.items())
     )
-    click.echo(f"tasks ({len(e.tasks)}): " + ", ".join(t.id for t in e.tasks))
+    click.echo(f"\ntasks ({len(e.tasks)}):")
+    for t in e.tasks:
+        calls = len(t.reference_solution or [])
+        refusal = ", refusal" if t.expects_refusal else ""
+        click.echo(
+            f"  {t.id} [{t.complexity.value}, {calls} calls{refusal}]\n      {t.instruction}"
+        )
 
 
 @envs.command(name="call")
@@ -206,7 +278,7 @@ def serve_command(
 ) -> None:
     """Serve ENV over MCP: --stdio, or streamable HTTP at http://HOST:PORT/mcp (one instance per session)."""
     from awm_envs.environment import load_environment
-    from awm_envs.mcp_server import run_event_loop, serve_http, serve_stdio
+    from awm_envs.mcp_server import serve_http, serve_stdio
 
     e = load_environment(env, catalog=catalogs)
     if stdio:
@@ -239,7 +311,7 @@ def serve_command(
             if pool is not None:
                 await pool.close()
 
-    run_event_loop(main())
+    asyncio.run(main())
 
 
 @envs.command(name="bench")

@@ -173,18 +173,23 @@ def catalog_env_ids(catalog: Path = CATALOG_DIR) -> list[str]:
     return sorted(p.name for p in catalog.iterdir() if (p / "manifest.json").is_file())
 
 
-def resolve_env_dir(env: str | Path, catalog: Path = CATALOG_DIR) -> Path:
-    """A bundle folder from a catalog id or a path."""
+def resolve_env_dir(
+    env: str | Path, catalog: Path = CATALOG_DIR, extra: list[Path] | None = None
+) -> Path:
+    """A bundle folder from a path, or an id in the catalog, ``extra`` folders, AWM_ENV_PATH or a plugin source."""
     path = Path(env)
     if (path / "manifest.json").is_file():
         return path
     candidate = catalog / str(env)
     if (candidate / "manifest.json").is_file():
         return candidate
-    raise FileNotFoundError(
-        f"no environment {str(env)!r}: not a bundle folder and not in the catalog "
-        f"(catalog ids: {', '.join(catalog_env_ids(catalog)) or 'none'})"
-    )
+    from awm_envs.errors import EnvironmentNotFoundError
+    from awm_envs.sources import resolve_env
+
+    try:
+        return resolve_env(env, extra)
+    except EnvironmentNotFoundError as exc:
+        raise FileNotFoundError(str(exc)) from None
 
 
 # --------------------------------------------------------------------------- replay
@@ -378,9 +383,10 @@ def validate_environment(
     *,
     task_ids: Iterable[str] | None = None,
     run_verifier: VerifierRunner = run_native_verifier,
+    extra: list[Path] | None = None,
 ) -> EnvValidation:
     """Validate every task (or the named ones) of one environment bundle or catalog id."""
-    env_dir = resolve_env_dir(env)
+    env_dir = resolve_env_dir(env, extra=extra)
     result = EnvValidation(env_id=env_dir.name, path=str(env_dir))
     try:
         manifest = EnvironmentManifest.model_validate_json((env_dir / "manifest.json").read_bytes())
@@ -411,7 +417,25 @@ def validate_catalog(
     env_ids: Iterable[str] | None = None,
     *,
     run_verifier: VerifierRunner = run_native_verifier,
+    extra: list[Path] | None = None,
 ) -> list[EnvValidation]:
-    """Validate the named environments, or the whole catalog when none are named."""
+    """Validate the named environments, or the whole catalog when none are named.
+
+    Each outcome is also recorded per bundle content, for ``awm envs list``.
+    """
+    from awm_envs.validation_record import save_record
+
     ids = list(env_ids) if env_ids else catalog_env_ids()
-    return [validate_environment(e, run_verifier=run_verifier) for e in ids]
+    results = []
+    for e in ids:
+        result = validate_environment(e, run_verifier=run_verifier, extra=extra)
+        if not result.problems or result.tasks:
+            save_record(
+                result.env_id,
+                Path(result.path),
+                proven=sum(t.passed for t in result.tasks),
+                tasks=len(result.tasks),
+                passed=result.passed,
+            )
+        results.append(result)
+    return results

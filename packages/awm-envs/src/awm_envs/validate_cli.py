@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -78,14 +79,21 @@ def render_table(results: list[EnvValidation], console: Console | None = None) -
 @click.command(name="validate")
 @click.argument("envs", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Print the full results as JSON.")
-def validate_command(envs: tuple[str, ...], as_json: bool) -> None:
+@click.option(
+    "--catalog",
+    "catalogs",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A folder of bundles to search (repeatable); AWM_ENV_PATH works too.",
+)
+def validate_command(envs: tuple[str, ...], as_json: bool, catalogs: tuple[Path, ...]) -> None:
     """Prove every task: not complete initially, solved by its reference, wrong attempts rejected.
 
     ENV is a catalog id or a bundle folder; none means the whole catalog.
     Exits non-zero if any task fails.
     """
     try:
-        results = validate_catalog(list(envs) or None)
+        results = validate_catalog(list(envs) or None, extra=list(catalogs) or None)
     except FileNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc
     if as_json:
