@@ -41,3 +41,28 @@ def test_light_install_runs_the_cli(light_venv: Path, run) -> None:
     assert "envs" in out.stdout
     plugins = json.loads(run([str(light_venv / "awm"), "plugins", "--json"]).stdout)
     assert {p["package"] for p in plugins} == {"awm-core", "awm-envs"}
+
+
+def test_light_install_serves_a_catalog_environment_over_stdio(light_venv: Path) -> None:
+    """What a newcomer does right after ``pip install awm-envs``: serve ``shop`` over MCP."""
+    import asyncio
+
+    import mcp
+    from mcp import StdioServerParameters
+
+    params = StdioServerParameters(
+        command=str(light_venv / "awm"),
+        args=["envs", "serve", "shop", "--stdio"],
+        env={"PATH": str(light_venv)},
+    )
+
+    async def session() -> None:
+        async with mcp.Client(params) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            assert {"search_products", "get_current_time"} <= tools
+            found = await client.call_tool("search_products", {"query": "Aeropress"})
+            assert not found.is_error
+            bad = await client.call_tool("search_products", {"query": 42})
+            assert bad.is_error
+
+    asyncio.run(session())

@@ -98,6 +98,18 @@ def _limit_memory(limit_bytes: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
 
 
+def answer(state: WorkerState, op: str, args: tuple[Any, ...]) -> tuple[bool, Any]:
+    """``(True, value)`` or ``(False, message)``: the reply a host (process or Ray actor) sends back."""
+    try:
+        return (True, state.handle(op, args))
+    except BundleError as exc:
+        return (False, str(exc))
+    except MemoryError:
+        return (False, "the worker ran out of memory (memory limit reached)")
+    except Exception as exc:
+        return (False, f"{type(exc).__name__}: {exc}")
+
+
 def worker_main(conn: Connection, memory_limit: int | None) -> None:
     """Entry point of a worker process: serve requests until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
@@ -108,14 +120,7 @@ def worker_main(conn: Connection, memory_limit: int | None) -> None:
             op, args = conn.recv()
         except (EOFError, OSError):
             return
-        try:
-            reply: tuple[bool, Any] = (True, state.handle(op, args))
-        except BundleError as exc:
-            reply = (False, str(exc))
-        except MemoryError:
-            reply = (False, "the worker ran out of memory (memory limit reached)")
-        except Exception as exc:
-            reply = (False, f"{type(exc).__name__}: {exc}")
+        reply = answer(state, op, args)
         try:
             conn.send(reply)
         except (EOFError, OSError):

@@ -239,9 +239,16 @@ class WorkerPool:
 
 
 class RemoteInstance:
-    """An instance living in a sandbox worker (implements ``EnvSession``; async only)."""
+    """An instance living in a sandbox worker (implements ``EnvSession``; async only).
 
-    def __init__(self, pool: WorkerPool, env_path: str, instance_id: str) -> None:
+    ``pool`` is a :class:`WorkerPool` or a
+    :class:`~awm_envs.ray_backend.RayWorkerPool`: both offer the same
+    ``_pick`` / ``_request`` / ``_on_failure`` host protocol, so an instance
+    behaves the same (deadlines, lost-on-crash, recreated on ``reset``)
+    whether its worker is a local process or a Ray actor on another node.
+    """
+
+    def __init__(self, pool: Any, env_path: str, instance_id: str) -> None:
         self.pool = pool
         self.env_path = env_path
         self.id = instance_id
