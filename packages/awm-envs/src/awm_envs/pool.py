@@ -26,8 +26,13 @@ class EnvPool:
 
     ``workers=0`` keeps instances in this process (trusted code, fastest);
     ``workers=W`` hosts them in W sandbox processes with per-call time and
-    memory limits.
+    memory limits. ``backend="ray"`` hosts them in Ray actors instead, spread
+    over the cluster's nodes (``workers=0`` there means one actor per cluster
+    CPU, at most ``size``; ``ray_options`` go to the actors, e.g.
+    ``{"num_cpus": 0.5, "memory": 2**30}``); see :mod:`awm_envs.ray_backend`.
     """
+
+    BACKENDS = ("process", "ray")
 
     def __init__(
         self,
@@ -38,9 +43,16 @@ class EnvPool:
         call_timeout: float = DEFAULT_CALL_TIMEOUT_S,
         memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
         backend: str = "process",
+        ray_options: dict[str, Any] | None = None,
     ) -> None:
         if size < 1:
             raise ValueError("size must be at least 1")
+        if backend not in self.BACKENDS:
+            raise ValueError(
+                f"unknown backend {backend!r}: use 'process' (worker processes on this machine) "
+                "or 'ray' (Ray actors across a cluster; pip install 'awm-envs[ray]')"
+            )
+        self.ray_options = ray_options
         self.env_ref = env
         self.size = size
         self.workers = workers
@@ -59,7 +71,20 @@ class EnvPool:
         if self._started:
             return self
         self._started = True
-        if self.workers <= 0:
+        if self.backend == "ray":
+            from awm_envs.ray_backend import RayWorkerPool, default_actor_count
+
+            ref = self.env_ref.path if isinstance(self.env_ref, Environment) else self.env_ref
+            actors = self.workers if self.workers > 0 else default_actor_count(self.size)
+            self.worker_pool = RayWorkerPool(
+                actors, call_timeout=self.call_timeout, actor_options=self.ray_options
+            )
+            await self.worker_pool.start()
+            # one create per actor at a time, all actors in parallel
+            self._all = list(
+                await asyncio.gather(*(self.worker_pool.create(ref) for _ in range(self.size)))
+            )
+        elif self.workers <= 0:
             env = (
                 self.env_ref
                 if isinstance(self.env_ref, Environment)
@@ -68,11 +93,6 @@ class EnvPool:
             self._all = [env.instance() for _ in range(self.size)]
         else:
             ref = self.env_ref.path if isinstance(self.env_ref, Environment) else self.env_ref
-            if self.backend != "process":
-                raise ValueError(
-                    f"unknown backend {self.backend!r}: only 'process' is available in this version "
-                    "(the Ray backend is not implemented yet)"
-                )
             self.worker_pool = WorkerPool(
                 self.workers, call_timeout=self.call_timeout, memory_limit=self.memory_limit
             )

@@ -132,6 +132,7 @@ class RayWorkerHandle:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     instances: set[str] = field(default_factory=set)
     shipped: set[str] = field(default_factory=set)
+    placing: int = 0  # creates picked for this actor and not answered yet (balances a burst)
     alive: bool = True
 
 
@@ -227,6 +228,15 @@ class RayWorkerPool:
         self, w: RayWorkerHandle, op: str, args: tuple[Any, ...], timeout: float
     ) -> Any:
         """One request/answer with a deadline; a missed deadline kills the actor."""
+        try:
+            return await self._request_locked(w, op, args, timeout)
+        finally:
+            if op == "create":
+                w.placing = max(0, w.placing - 1)
+
+    async def _request_locked(
+        self, w: RayWorkerHandle, op: str, args: tuple[Any, ...], timeout: float
+    ) -> Any:
         async with w.lock:  # one call in flight per actor, so the deadline is the call's own
             if not w.alive:
                 raise WorkerDied(f"Ray actor {w.index} is gone")
@@ -263,7 +273,9 @@ class RayWorkerPool:
         live = [w for w in self.workers if w.alive]
         if not live:
             raise WorkerDied("no live Ray actor")
-        return min(live, key=lambda w: len(w.instances))
+        w = min(live, key=lambda w: len(w.instances) + w.placing)
+        w.placing += 1  # _pick is always followed by a "create" on w, which gives it back
+        return w
 
     async def _on_failure(self, w: RayWorkerHandle) -> None:
         for iid in list(w.instances):
