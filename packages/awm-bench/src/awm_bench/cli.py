@@ -67,6 +67,8 @@ def demo(
     sandboxed verifier. Writes OUT/report.html and OUT/summary.json.
     """
     console = Console(stderr=as_json)
+    if not console.is_terminal:  # logs and CI: wide enough for the summary table
+        console = Console(stderr=as_json, width=max(console.width, 140))
     config = DemoConfig(
         out=out,
         model=model,

@@ -103,9 +103,7 @@ async def _run(config: DemoConfig, console: Console) -> DemoResult:
         bundle, synthesis = await asyncio.to_thread(_synthesize, config.out, backend)
         result.synthesis = synthesis
         for row in synthesis.get("corrections", []):
-            console.print(
-                f"  [yellow]self-correction[/] {row['env']} / {row['stage']}: {row['attempts']} attempts — {row.get('detail', '')}"
-            )
+            console.print(f"  [yellow]{row['stage']}[/] stage: {row.get('detail', '')}")
         if bundle is not None:
             console.print(f"  [green]shipped[/] {bundle}")
             env_refs.insert(0, bundle)
