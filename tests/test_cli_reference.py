@@ -17,5 +17,12 @@ def test_cli_reference_matches_the_installed_commands(repo_root: Path) -> None:
 
 def test_cli_reference_covers_every_package_group() -> None:
     text = render_cli_reference()
-    for command in ("awm envs validate", "awm verify run", "awm synth all", "awm demo", "awm run", "awm plugins"):
+    for command in (
+        "awm envs validate",
+        "awm verify run",
+        "awm synth all",
+        "awm demo",
+        "awm run",
+        "awm plugins",
+    ):
         assert f"## `{command}`" in text

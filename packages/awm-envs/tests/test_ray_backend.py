@@ -21,12 +21,18 @@ from awm_envs.ray_backend import RayWorkerPool  # noqa: E402
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[Any]:
-    """A local Ray instance with two CPUs (one per actor), shut down after this module."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
+    """A local Ray instance with two CPUs (one per actor), shut down after this module.
+
+    Under ``uv run`` Ray would otherwise package the working tree and start
+    every worker through ``uv run`` (minutes); the actors share this venv.
+    """
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
 
 
 def test_pool_on_ray_spreads_instances_and_resets_on_release(

@@ -140,7 +140,7 @@ class LocalBackend:
                 raise LLMConfigError(
                     f"{self.name} needs the local extra: pip install 'awm-core[local]' ({exc})"
                 ) from exc
-            hf_logging.disable_progress_bar()
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
             torch.set_num_threads(self.threads or default_threads())
             bundled = BUNDLED.get(self.model_id)
             if bundled is None:
@@ -173,7 +173,7 @@ class LocalBackend:
                     )
                     _save_converted(model, tokenizer, target)
                     self.loaded_from = "gguf"
-            model.eval()
+            model.eval()  # type: ignore[no-untyped-call]
             self._model, self._tokenizer = model, tokenizer
             self.load_seconds = time.perf_counter() - started
             return self.load_seconds
