@@ -45,7 +45,8 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy (strict) on awm-core."""
-    session.install("-e", "packages/awm-core", "mypy>=1.13,<2", *TEST_DEPS)
+    # with the local extra, so the transformers calls are checked as in the dev venv
+    session.install("torch==2.13.0", "-e", "packages/awm-core[local]", "mypy>=1.13,<2", *TEST_DEPS)
     session.run("mypy", "packages/awm-core/src/awm_core")
 
 
