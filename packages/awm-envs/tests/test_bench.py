@@ -38,6 +38,9 @@ def test_quick_bench_reports_everything(tmp_path: Path) -> None:
         assert key in report
     assert report["http"]["errors"] == 0
     assert report["targets"]["reset_median_us"]["met"]
+    leak = report["leak"]
+    assert leak["create_close_cycles"] == leak["cycles"] > 0
+    assert "create_close_rss_growth_pct" in report["targets"]
     assert "ratios" in format_report(report)
 
 

@@ -40,6 +40,7 @@ TARGETS = {
     "http_calls_per_s": (">=", 800.0),
     "create_speedup_vs_official": (">=", 100.0),
     "memory_ratio_vs_official": (">=", 20.0),
+    "create_close_rss_growth_pct": ("<", 5.0),
 }
 
 
@@ -177,7 +178,24 @@ def measure_leak(env: Environment, cycles: int) -> dict[str, Any]:
     gc.collect()
     growth = _rss_bytes() - before
     inst.close()
-    return {"cycles": cycles, "rss_growth_kib": round(growth / 1024, 1)}
+    # instances are created and closed all the time in RL: none of them may leave anything behind
+    for k in range(200):
+        with env.instance() as warm:
+            warm.call_tool_sync("get_customer", {"customer_id": 1 + k % 400})
+    gc.collect()
+    base = _rss_bytes()
+    for k in range(cycles):
+        with env.instance() as fresh:
+            fresh.call_tool_sync("get_customer", {"customer_id": 1 + k % 400})
+    gc.collect()
+    cc_growth = _rss_bytes() - base
+    return {
+        "cycles": cycles,
+        "rss_growth_kib": round(growth / 1024, 1),
+        "create_close_cycles": cycles,
+        "create_close_rss_growth_kib": round(cc_growth / 1024, 1),
+        "create_close_rss_growth_pct": round(100 * cc_growth / base, 2),
+    }
 
 
 def _serve_cmd(bundle: Path, port: int) -> list[str]:
@@ -615,13 +633,14 @@ def run_bench(
         "memory_1024_instances_gib": report["memory"]["projected_1024_gib"],
         "inprocess_calls_per_s": report["inprocess"]["calls_per_s"],
         "http_calls_per_s": report["http"]["calls_per_s"],
+        "create_close_rss_growth_pct": report["leak"]["create_close_rss_growth_pct"],
         **{k: v for k, v in report.get("ratios", {}).items() if k in TARGETS},
     }
     report["targets"] = {
         k: {
             "value": flat[k],
             "target": f"{op} {bound}",
-            "met": flat[k] <= bound if op == "<=" else flat[k] >= bound,
+            "met": {"<=": flat[k] <= bound, "<": flat[k] < bound, ">=": flat[k] >= bound}[op],
         }
         for k, (op, bound) in TARGETS.items()
         if k in flat
@@ -666,7 +685,8 @@ def format_report(report: dict[str, Any]) -> str:
         f"memory   {report['memory']['per_instance_kib']} KiB/instance ({report['memory']['instances']} live), "
         f"1,024 instances ≈ {report['memory']['projected_1024_gib']} GiB",
         _http_line(report["http"]),
-        f"leak     {report['leak']['rss_growth_kib']} KiB RSS growth over {report['leak']['cycles']} call+reset cycles",
+        f"leak     {report['leak']['rss_growth_kib']} KiB RSS growth over {report['leak']['cycles']} call+reset cycles; "
+        f"{report['leak']['create_close_rss_growth_pct']}% over {report['leak']['create_close_cycles']} create+call+close cycles",
     ]
     if "official" in report:
         o, r = report["official"], report["ratios"]

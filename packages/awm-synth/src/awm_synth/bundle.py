@@ -52,6 +52,62 @@ def build_tasks(tasks: TaskSet, verifiers: VerifierModule) -> list[Task]:
     return out
 
 
+def manifest_json(scenario: Scenario, config: SynthConfig) -> str:
+    """The bundle's ``manifest.json`` text for ``scenario``."""
+    manifest = EnvironmentManifest(
+        id=scenario.name.lower(),
+        name=scenario.name.replace("_", " ").title(),
+        description=scenario.description,
+        category=scenario.category or "uncategorised",
+        created_with=CreatedWith(tool="awm-synth", version=__version__, model=config.backend),
+        reference_time=config.reference_time,
+        user_id=config.user_id,
+    )
+    return json.dumps(manifest.model_dump(mode="json", exclude_none=True), indent=2) + "\n"
+
+
+def bundle_files(
+    scenario: Scenario,
+    config: SynthConfig,
+    schema: DatabaseSchema,
+    seed: SeedData,
+    code: ToolCode,
+    tasks: list[Task],
+    verifiers: VerifierModule,
+) -> dict[str, str]:
+    """Every file of the bundle, by name: what is staged, checked and installed."""
+    return {
+        "manifest.json": manifest_json(scenario, config),
+        "schema.sql": schema.sql(),
+        "seed.sql": seed.sql(),
+        "app.py": code.source,
+        "tasks.json": json.dumps(
+            [t.model_dump(mode="json", exclude_defaults=True) for t in tasks], indent=2
+        )
+        + "\n",
+        "verifiers.py": verifiers.source,
+    }
+
+
+def stage_files(target: Path, files: dict[str, str]) -> Path:
+    """Write ``files`` to a fresh staging folder next to ``target`` and return it."""
+    staging = target.with_name(f".staging-{target.name}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for name, text in files.items():
+        atomic_write_text(staging / name, text)
+    return staging
+
+
+def install_staged(staging: Path, target: Path, problems: list[str]) -> Path:
+    """Move a checked staging folder into place, or discard it and raise if it has problems."""
+    if problems:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise BundleRejectedError(problems)
+    atomic_replace_dir(staging, target)
+    return target
+
+
 def write_bundle(
     target: Path,
     scenario: Scenario,
@@ -62,39 +118,15 @@ def write_bundle(
     tasks: list[Task],
     verifiers: VerifierModule,
 ) -> Path:
-    """Write, check with the runtime, and atomically install the bundle at ``target``."""
-    staging = target.with_name(f".staging-{target.name}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    manifest = EnvironmentManifest(
-        id=scenario.name.lower(),
-        name=scenario.name.replace("_", " ").title(),
-        description=scenario.description,
-        category=scenario.category or "uncategorised",
-        created_with=CreatedWith(tool="awm-synth", version=__version__, model=config.backend),
-        reference_time=config.reference_time,
-        user_id=config.user_id,
+    """Write, check with the runtime in this process (trusted), and atomically install the bundle.
+
+    The pipeline's default path stages the same files and runs the runtime's
+    check in a sandboxed child instead (:meth:`awm_synth.sandbox.CheckSandbox.bundle_problems`).
+    """
+    staging = stage_files(
+        target, bundle_files(scenario, config, schema, seed, code, tasks, verifiers)
     )
-    files = {
-        "manifest.json": json.dumps(manifest.model_dump(mode="json", exclude_none=True), indent=2)
-        + "\n",
-        "schema.sql": schema.sql(),
-        "seed.sql": seed.sql(),
-        "app.py": code.source,
-        "tasks.json": json.dumps(
-            [t.model_dump(mode="json", exclude_defaults=True) for t in tasks], indent=2
-        )
-        + "\n",
-        "verifiers.py": verifiers.source,
-    }
-    for name, text in files.items():
-        atomic_write_text(staging / name, text)
-    problems = runtime_problems(staging)
-    if problems:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise BundleRejectedError(problems)
-    atomic_replace_dir(staging, target)
-    return target
+    return install_staged(staging, target, runtime_problems(staging))
 
 
 def runtime_problems(path: Path) -> list[str]:

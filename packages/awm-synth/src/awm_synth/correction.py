@@ -13,7 +13,7 @@ is still over tolerance is reported as failed: the caller must not ship it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -163,11 +163,14 @@ async def self_correct(
     stats: StageStats,
     tolerance: float = 0.0,
     max_attempts: int = 5,
+    acheck: Callable[[T], Awaitable[CheckResult]] | None = None,
 ) -> CorrectionOutcome[T]:
     """Run the generate-execute-repair loop for one stage of one scenario.
 
     ``check`` runs in a worker thread: executing SQL and importing generated
     apps must not stall the event loop that keeps other requests in flight.
+    ``acheck``, when given, is awaited instead: a check that does its work in
+    sandbox processes and only waits on them.
     """
     attempts: list[Attempt[T]] = []
     conversation = list(messages)
@@ -180,7 +183,10 @@ async def self_correct(
         except ArtifactParseError as exc:
             result = CheckResult.fatal_error("parse_error", str(exc))
         else:
-            result = await asyncio.to_thread(check, artifact)
+            if acheck is not None:
+                result = await acheck(artifact)
+            else:
+                result = await asyncio.to_thread(check, artifact)
         attempt = Attempt(number, raw, artifact, result)
         attempts.append(attempt)
         if artifact is not None and not result.fatal and result.error_rate <= tolerance:

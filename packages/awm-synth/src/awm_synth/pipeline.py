@@ -5,6 +5,10 @@ in order (each needs the previous artifacts). The run-wide limit on requests
 in flight lives in :class:`SynthLLM`, so any number of scenarios can be
 started at once. After each stage its checkpoint is written atomically; on
 resume a stage with a checkpoint is loaded instead of run.
+
+Generated code is executed only in sandboxes (:mod:`awm_synth.sandbox`),
+shared by every scenario of the run, unless ``trusted=True`` asks for the
+in-process harness.
 """
 
 from __future__ import annotations
@@ -30,12 +34,20 @@ from awm_synth.artifacts import (
     ToolInterfaceSpec,
     VerifierModule,
 )
-from awm_synth.bundle import BundleRejectedError, build_tasks, write_bundle
+from awm_synth.bundle import (
+    BundleRejectedError,
+    build_tasks,
+    bundle_files,
+    install_staged,
+    stage_files,
+    write_bundle,
+)
 from awm_synth.cache import ResponseCache
 from awm_synth.checkpoint import EnvStatus, RunDir
 from awm_synth.config import SynthConfig
 from awm_synth.errors import RunDirError, SynthError
 from awm_synth.llm import SynthLLM
+from awm_synth.sandbox import CheckLimits, CheckSandbox
 from awm_synth.stages import ENV_STAGES
 from awm_synth.stages import code as code_stage
 from awm_synth.stages import data as data_stage
@@ -160,9 +172,13 @@ async def run_environment(
     *,
     package: bool = True,
     progress: ProgressFn | None = None,
+    sandbox: CheckSandbox | None = None,
 ) -> EnvStatus | None:
-    """Run ``stages`` for one scenario (loading earlier checkpoints), then package when complete."""
-    ctx = ScenarioContext(scenario=scenario, llm=llm, config=config)
+    """Run ``stages`` for one scenario (loading earlier checkpoints), then package when complete.
+
+    ``sandbox`` None runs the checks of generated code in this process (trusted).
+    """
+    ctx = ScenarioContext(scenario=scenario, llm=llm, config=config, sandbox=sandbox)
     first = ENV_STAGES.index(stages[0]) if stages else len(ENV_STAGES)
     for stage in ENV_STAGES:
         record = run_dir.load_stage(scenario.name, stage)
@@ -211,12 +227,50 @@ async def run_environment(
         or (existing.status == "shipped" and (run_dir.bundles_dir / scenario.name).is_dir())
     ):
         return existing
-    return await asyncio.to_thread(_package, run_dir, config, scenario, ctx.artifacts)
+    if sandbox is None:
+        return await asyncio.to_thread(_package, run_dir, config, scenario, ctx.artifacts)
+    return await _package_sandboxed(run_dir, config, scenario, ctx.artifacts, sandbox)
+
+
+async def _package_sandboxed(
+    run_dir: RunDir,
+    config: SynthConfig,
+    scenario: Scenario,
+    artifacts: dict[str, Any],
+    sandbox: CheckSandbox,
+) -> EnvStatus:
+    """:func:`_package`, with the runtime's load-and-validate run in a sandboxed child."""
+    target = run_dir.bundles_dir / scenario.name
+    tasks = build_tasks(artifacts["tasks"], artifacts["verifiers"])
+    if not tasks:
+        return await asyncio.to_thread(_package, run_dir, config, scenario, artifacts)
+    files = bundle_files(
+        scenario,
+        config,
+        artifacts["schema"],
+        artifacts["data"],
+        artifacts["code"],
+        tasks,
+        artifacts["verifiers"],
+    )
+    staging = await asyncio.to_thread(stage_files, target, files)
+    async with sandbox.slot():
+        problems = await sandbox.bundle_problems(staging)
+
+    def install() -> None:
+        install_staged(staging, target, problems)
+
+    return await asyncio.to_thread(_package, run_dir, config, scenario, artifacts, install)
 
 
 def _package(
-    run_dir: RunDir, config: SynthConfig, scenario: Scenario, artifacts: dict[str, Any]
+    run_dir: RunDir,
+    config: SynthConfig,
+    scenario: Scenario,
+    artifacts: dict[str, Any],
+    install: Callable[[], object] | None = None,
 ) -> EnvStatus:
+    """Write the bundle (``install`` when it was already staged and checked) and its status."""
     verifiers: VerifierModule = artifacts["verifiers"]
     tasks = build_tasks(artifacts["tasks"], verifiers)
     code: ToolCode = artifacts["code"]
@@ -230,16 +284,19 @@ def _package(
         )
     else:
         try:
-            write_bundle(
-                target,
-                scenario,
-                config,
-                artifacts["schema"],
-                artifacts["data"],
-                code,
-                tasks,
-                verifiers,
-            )
+            if install is not None:
+                install()
+            else:
+                write_bundle(
+                    target,
+                    scenario,
+                    config,
+                    artifacts["schema"],
+                    artifacts["data"],
+                    code,
+                    tasks,
+                    verifiers,
+                )
         except BundleRejectedError as exc:
             status = EnvStatus(
                 scenario=scenario.name,
@@ -271,8 +328,16 @@ async def run_pipeline(
     with_scenario_stage: bool = True,
     progress: ProgressFn | None = None,
     on_scenarios: Callable[[int], None] | None = None,
+    trusted: bool = False,
+    sandbox: CheckSandbox | None = None,
+    limits: CheckLimits | None = None,
 ) -> RunSummary:
-    """Run the scenario stage (unless scenarios are given) and ``stages`` for every scenario."""
+    """Run the scenario stage (unless scenarios are given) and ``stages`` for every scenario.
+
+    Generated code runs in ``sandbox`` (by default one made for this run, one
+    check slot per CPU, with ``limits``); ``trusted=True`` runs it in this
+    process instead, for code you wrote or reviewed yourself.
+    """
     started = time.perf_counter()
     if scenarios is not None:
         selected = import_scenarios(run_dir, scenarios).scenarios
@@ -284,9 +349,27 @@ async def run_pipeline(
         on_scenarios(len(selected))
     summary = RunSummary()
     if stages:
-        results = await asyncio.gather(
-            *(run_environment(run_dir, llm, config, s, stages, progress=progress) for s in selected)
-        )
+        own = None
+        if not trusted and sandbox is None and set(stages) & {"code", "verifiers"}:
+            own = sandbox = await CheckSandbox(limits=limits).__aenter__()
+        try:
+            results = await asyncio.gather(
+                *(
+                    run_environment(
+                        run_dir,
+                        llm,
+                        config,
+                        s,
+                        stages,
+                        progress=progress,
+                        sandbox=None if trusted else sandbox,
+                    )
+                    for s in selected
+                )
+            )
+        finally:
+            if own is not None:
+                own.close()
         summary.statuses = [r for r in results if r is not None]
     summary.requests_sent = llm.requests_sent
     summary.cache_hits = llm.cache.hits if llm.cache else 0

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,6 +14,9 @@ from awm_synth.accounting import StageStats
 from awm_synth.config import SynthConfig
 from awm_synth.correction import AttemptRecord, CheckResult, self_correct
 from awm_synth.llm import SynthLLM
+
+if TYPE_CHECKING:
+    from awm_synth.sandbox import CheckSandbox
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -34,12 +37,17 @@ class StageRecord(BaseModel):
 
 @dataclass
 class ScenarioContext:
-    """One scenario's run: the LLM door, the configuration, and the artifacts made so far."""
+    """One scenario's run: the LLM door, the configuration, and the artifacts made so far.
+
+    ``sandbox`` runs the code and verifier checks out of process; None means
+    the trusted in-process harness (``--trusted``).
+    """
 
     scenario: Scenario
     llm: SynthLLM
     config: SynthConfig
     artifacts: dict[str, Any] = field(default_factory=dict)
+    sandbox: CheckSandbox | None = None
 
     @property
     def name(self) -> str:
@@ -53,8 +61,13 @@ async def corrected_stage(
     parse: Callable[[str], T],
     check: Callable[[T], CheckResult],
     tolerance: float,
+    *,
+    acheck: Callable[[T], Awaitable[CheckResult]] | None = None,
 ) -> StageRecord:
-    """Run :func:`self_correct` for ``stage`` and turn the outcome into its checkpoint record."""
+    """Run :func:`self_correct` for ``stage`` and turn the outcome into its checkpoint record.
+
+    ``acheck``, when given, replaces ``check`` (an async check: a sandboxed one).
+    """
     stats = StageStats()
     started = time.perf_counter()
     outcome = await self_correct(
@@ -67,6 +80,7 @@ async def corrected_stage(
         stats=stats,
         tolerance=tolerance,
         max_attempts=ctx.config.max_attempts,
+        acheck=acheck,
     )
     stats.wall_s = time.perf_counter() - started
     artifact = outcome.artifact

@@ -4,11 +4,18 @@ For every task: its verifier must say *not complete* on the initial database
 (else the task is already solved and a do-nothing agent would be rewarded),
 the reference solution must replay without tool errors and then satisfy the
 verifier, and the wrong solution must not.
+
+By default (:func:`check_verifiers_sandboxed`) the app runs in the runtime's
+sandbox worker and every verifier in awm-verify's verifier sandbox, the one
+that judges rollouts during training; :func:`check_verifiers` is the trusted
+in-process path (``--trusted``).
 """
 
 from __future__ import annotations
 
 import ast
+import asyncio
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -26,8 +33,10 @@ from awm_synth.correction import CheckResult
 from awm_synth.errors import ArtifactParseError
 from awm_synth.parsing import extract_block
 from awm_synth.prompts import verifiers_prompt
+from awm_synth.sandbox import CheckSandbox, SandboxedApp
 from awm_synth.sqlexec import build_template
 from awm_synth.stages.base import ScenarioContext, StageRecord, corrected_stage
+from awm_synth.stages.code import candidate_files
 
 SOLUTIONS_NAME = "SOLUTIONS"
 
@@ -156,6 +165,142 @@ def _prove(task_id, solution: TaskSolution | None, verifiers, harness: AppHarnes
     return problems
 
 
+def _defined_functions(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+
+
+Step = tuple[str, dict[str, Any]]
+
+
+async def check_verifiers_sandboxed(
+    sandbox: CheckSandbox,
+    files: dict[str, str],
+    module: VerifierModule,
+    tasks: TaskSet,
+) -> CheckResult:
+    """:func:`check_verifiers` with the app in a sandbox worker and verifiers in the verifier sandbox."""
+    async with sandbox.slot():
+        folder = await asyncio.to_thread(sandbox.stage, files)
+        result = CheckResult(total=len(tasks.tasks))
+        module.failed_tasks = []
+        located: list[tuple[int, list[Step]]] = []  # (error index, the calls up to the crash)
+        try:
+            async with sandbox.app(folder) as app:
+                template = await app.snapshot()
+                problem = await sandbox.verifier_import_error(module.source, template)
+                if problem is not None:
+                    return CheckResult.fatal_error(
+                        "verifier_import_error", f"verifiers.py failed to import: {problem}"
+                    )
+                defined = _defined_functions(module.source)
+                for task in tasks.tasks:
+                    problems = await _prove_sandboxed(
+                        module.solutions.get(task.id),
+                        module.source,
+                        defined,
+                        sandbox,
+                        app,
+                        template,
+                    )
+                    if problems:
+                        module.failed_tasks.append(task.id)
+                        result.failed += 1
+                        for cause, message, calls in problems:
+                            if calls:
+                                located.append((len(result.errors), calls))
+                            result.causes.append(cause)
+                            result.errors.append(f"task {task.id}: {message}")
+        except AppLoadError as exc:  # the code stage proved it starts; this guards against drift
+            return CheckResult.fatal_error(exc.cause, exc.message)
+        if located:
+            crashes = await sandbox.crash_locations(
+                files["app.py"], template, [calls for _, calls in located]
+            )
+            for (index, _), crash in zip(located, crashes, strict=True):
+                if crash:  # same shape as the in-process harness's message
+                    head = result.errors[index].split(" failed: ", 1)[0]
+                    result.errors[index] = f"{head} failed: HTTP 500 {crash}"
+    return result
+
+
+async def _prove_sandboxed(
+    solution: TaskSolution | None,
+    source: str,
+    defined: set[str],
+    sandbox: CheckSandbox,
+    app: SandboxedApp,
+    template: bytes,
+) -> list[tuple[str, str, list[Step] | None]]:
+    """:func:`_prove` through the sandboxes; each problem may carry the calls that crashed."""
+    if solution is None:
+        return [("missing_verifier", f"no entry in {SOLUTIONS_NAME} for this task", None)]
+    fn = solution.verifier
+    if fn not in defined:
+        return [("missing_verifier", f"verifier function {fn!r} is not defined", None)]
+    problems: list[tuple[str, str, list[Step] | None]] = []
+    initial = await sandbox.verify(source, fn, template, template, None)
+    if initial.error:
+        problems.append(("verifier_error", f"{fn} on the initial database: {initial.error}", None))
+    elif initial.complete:
+        problems.append(
+            (
+                "verifier_initial_complete",
+                f"{fn} says complete on the unchanged initial database (evidence {initial.evidence}); "
+                "the task would reward doing nothing: check the change itself, not a state that already holds",
+                None,
+            )
+        )
+    await app.reset()
+    done: list[Step] = []
+    for i, step in enumerate(solution.reference_solution, start=1):
+        outcome = await app.call(step.tool, step.arguments)
+        done.append((step.tool, dict(step.arguments)))
+        if not outcome.ok:
+            problems.append(
+                (
+                    "reference_step_failed",
+                    f"reference step {i} {step.tool}({step.arguments}) failed: {outcome.message[:300]}",
+                    list(done) if outcome.kind == "crash" else None,
+                )
+            )
+            break
+    final = await app.snapshot()
+    after = await sandbox.verify(source, fn, template, final, solution.reference_answer)
+    if after.error:
+        problems.append(
+            ("verifier_error", f"{fn} after the reference solution: {after.error}", None)
+        )
+    elif not after.complete:
+        problems.append(
+            (
+                "reference_not_complete",
+                f"{fn} says not complete after the reference solution (evidence {after.evidence})",
+                None,
+            )
+        )
+    wrong = solution.wrong_solution
+    if wrong is not None:
+        await app.reset()
+        for step in wrong.solution:
+            await app.call(step.tool, step.arguments)
+        verdict = await sandbox.verify(
+            source, fn, template, await app.snapshot(), wrong.final_answer
+        )
+        if verdict.complete:
+            problems.append(
+                (
+                    "verifier_accepts_wrong",
+                    f"{fn} accepts the wrong solution ({wrong.description}); make it stricter",
+                    None,
+                )
+            )
+    return problems
+
+
 async def run(ctx: ScenarioContext) -> StageRecord:
     cfg = ctx.config
     tasks: TaskSet = ctx.artifacts["tasks"]
@@ -176,4 +321,11 @@ async def run(ctx: ScenarioContext) -> StageRecord:
             module, tasks, ctx.artifacts["code"], ctx.artifacts["schema"], ctx.artifacts["data"]
         ),
         cfg.thresholds.verifiers,
+        acheck=(
+            None
+            if ctx.sandbox is None
+            else lambda module: check_verifiers_sandboxed(
+                ctx.sandbox, candidate_files(ctx, ctx.artifacts["code"]), module, tasks
+            )
+        ),
     )
