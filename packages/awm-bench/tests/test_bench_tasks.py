@@ -1,0 +1,49 @@
+"""``awm bench tasks``: Pass@1 by complexity bucket through the trainer's path."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from awm_bench.report_html import bar_chart, latency_histogram
+from awm_core.cli import build_cli
+
+
+def test_reference_policy_scores_every_bucket_fully() -> None:
+    result = CliRunner().invoke(
+        build_cli(), ["bench", "tasks", "bank", "--json"], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.output)
+    assert report["env_id"] == "bank" and report["pass_rate"] == 1.0
+    buckets = report["pass_rate_by_complexity"]
+    assert set(buckets) == {"easy", "medium", "hard", "very_hard"}
+    assert all(b["passed"] == b["total"] for b in buckets.values())
+    assert report["reward_distribution"] == {"+1.0": 10}
+
+
+def test_a_model_that_never_calls_a_tool_fails_every_task(tmp_path) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(["I cannot help with that."] * 10))
+    result = CliRunner().invoke(
+        build_cli(),
+        ["bench", "tasks", "bank", "--model", f"scripted:{script}", "--json"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.output)
+    assert report["pass_rate"] == 0.0
+    # answering before list_tools is a format violation: -1.0 each (the paper's reward)
+    assert report["reward_distribution"] == {"-1.0": 10}
+
+
+def test_latency_histogram_bins_are_log_spaced_and_count_everything() -> None:
+    edges, counts = latency_histogram([0.0001, 0.0002, 0.001, 0.01, 0.01])
+    assert sum(counts) == 5
+    assert edges[0].endswith("µs") and edges[-1].endswith("ms")
+
+
+def test_bar_chart_leaves_gaps_for_empty_buckets() -> None:
+    svg = bar_chart("t", ["a", "b"], {"s": [1.0, None]}, y_max=1.0)
+    assert svg.count("<rect") == 2  # one bar + one legend swatch
