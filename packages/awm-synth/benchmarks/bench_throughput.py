@@ -79,7 +79,7 @@ async def _run(base_url: str, args: argparse.Namespace, out: Path) -> dict[str, 
     llm = make_llm(config, run_dir, base_url=base_url, api_key="bench", timeout_s=60.0)
     started = time.perf_counter()
     summary = await run_pipeline(
-        run_dir, llm, config, stages=stages, scenarios=_scenarios(args.envs)
+        run_dir, llm, config, stages=stages, scenarios=_scenarios(args.envs), trusted=args.trusted
     )
     wall = time.perf_counter() - started
     ideal = args.concurrency / args.latency
@@ -101,6 +101,14 @@ async def _run(base_url: str, args: argparse.Namespace, out: Path) -> dict[str, 
         "saturated_requests_per_s": round(sat_rate, 2),
         "saturated_efficiency": round(sat_rate / ideal, 4),
         "environments_completed": len(summary.statuses) if args.full else args.envs,
+        "environments_shipped": len(summary.shipped) if args.full else None,
+        "checks": (
+            "none (LLM-bound stages only)"
+            if not args.full
+            else "trusted (in-process)"
+            if args.trusted
+            else "sandboxed"
+        ),
     }
 
 
@@ -113,6 +121,11 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64, help="Requests in flight.")
     parser.add_argument(
         "--full", action="store_true", help="All stages (code and verifier checks included)."
+    )
+    parser.add_argument(
+        "--trusted",
+        action="store_true",
+        help="Run the code checks in this process (the pre-sandbox path), for comparison.",
     )
     args = parser.parse_args()
     ctx = mp.get_context("spawn")

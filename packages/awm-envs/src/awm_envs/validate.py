@@ -10,8 +10,12 @@ For each task, on fresh instances of the environment:
     answer-judged tasks (read-only and refusal tasks), "did nothing but claimed
     success" for write tasks, and the task's hand-written ``negative_examples``.
 
-Verifiers run through :func:`awm_envs.verifiers.run_native_verifier` (trusted,
-in-process); pass ``run_verifier=`` to swap in a sandboxed runner.
+Verifiers of the shipped catalog run through
+:func:`awm_envs.verifiers.run_native_verifier` (trusted, in-process). Any other
+bundle's verifiers (synthesized, imported) run in the sandbox of an installed
+verifier plugin (:class:`~awm_envs.verifiers.SandboxedVerifierRunner`, awm-verify)
+when one is installed; ``sandbox=True/False`` forces either way, and
+``run_verifier=`` swaps in any runner.
 """
 
 from __future__ import annotations
@@ -35,8 +39,11 @@ from awm_core.models import (
 )
 from awm_envs.errors import BundleError
 from awm_envs.verifiers import (
+    SandboxedVerifierRunner,
     VerifierLoadError,
     VerifierOutcome,
+    VerifierSandboxUnavailable,
+    load_verifier_source,
     load_verifiers,
     run_native_verifier,
 )
@@ -47,6 +54,7 @@ __all__ = [
     "TaskValidation",
     "TrajectoryCheck",
     "catalog_env_ids",
+    "in_catalog",
     "resolve_env_dir",
     "validate_catalog",
     "validate_environment",
@@ -378,22 +386,66 @@ def validate_task(
     )
 
 
+def in_catalog(env_dir: Path, catalog: Path = CATALOG_DIR) -> bool:
+    """Whether ``env_dir`` is one of the shipped (hand-written, trusted) catalog bundles."""
+    return env_dir.resolve().is_relative_to(catalog.resolve())
+
+
+def _runner_for(
+    env_dir: Path, run_verifier: VerifierRunner, sandbox: bool | None
+) -> tuple[VerifierRunner, bool]:
+    """The runner to use and whether this call owns it (and must close it)."""
+    if run_verifier is not run_native_verifier or sandbox is False:
+        return run_verifier, False
+    if sandbox is None and in_catalog(env_dir):
+        return run_verifier, False
+    runner = SandboxedVerifierRunner.discover()
+    if runner is None:
+        if sandbox:
+            raise VerifierSandboxUnavailable(
+                "no verifier sandbox is installed: pip install awm-verify, or pass --no-sandbox "
+                "to run the verifiers in this process (only for bundles you trust)"
+            )
+        return run_verifier, False  # nothing to sandbox with: the trusted path, as before
+    return runner, True
+
+
 def validate_environment(
     env: str | Path,
     *,
     task_ids: Iterable[str] | None = None,
     run_verifier: VerifierRunner = run_native_verifier,
     extra: list[Path] | None = None,
+    sandbox: bool | None = None,
 ) -> EnvValidation:
-    """Validate every task (or the named ones) of one environment bundle or catalog id."""
+    """Validate every task (or the named ones) of one environment bundle or catalog id.
+
+    ``sandbox`` None runs the verifiers of bundles outside the shipped catalog
+    in the verifier sandbox when one is installed; True requires it (raising
+    :class:`VerifierSandboxUnavailable` without one); False runs them here.
+    """
     env_dir = resolve_env_dir(env, extra=extra)
+    runner, owned = _runner_for(env_dir, run_verifier, sandbox)
+    try:
+        return _validate_environment(env_dir, task_ids, runner)
+    finally:
+        if owned:
+            runner.close()  # type: ignore[attr-defined]
+
+
+def _validate_environment(
+    env_dir: Path, task_ids: Iterable[str] | None, run_verifier: VerifierRunner
+) -> EnvValidation:
     result = EnvValidation(env_id=env_dir.name, path=str(env_dir))
     try:
         manifest = EnvironmentManifest.model_validate_json((env_dir / "manifest.json").read_bytes())
         result.env_id = manifest.id
         environment = _open_environment(env_dir)
         tasks = environment.tasks
-        module = load_verifiers(env_dir)
+        if getattr(run_verifier, "needs_source", False):
+            module = load_verifier_source(env_dir)  # run only inside the sandbox
+        else:
+            module = load_verifiers(env_dir)
     except (VerifierLoadError, OSError, ValueError) as exc:
         result.problems.append(str(exc))
         return result
@@ -418,17 +470,19 @@ def validate_catalog(
     *,
     run_verifier: VerifierRunner = run_native_verifier,
     extra: list[Path] | None = None,
+    sandbox: bool | None = None,
 ) -> list[EnvValidation]:
     """Validate the named environments, or the whole catalog when none are named.
 
     Each outcome is also recorded per bundle content, for ``awm envs list``.
+    ``sandbox`` is passed to :func:`validate_environment`.
     """
     from awm_envs.validation_record import save_record
 
     ids = list(env_ids) if env_ids else catalog_env_ids()
     results = []
     for e in ids:
-        result = validate_environment(e, run_verifier=run_verifier, extra=extra)
+        result = validate_environment(e, run_verifier=run_verifier, extra=extra, sandbox=sandbox)
         if not result.problems or result.tasks:
             save_record(
                 result.env_id,

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from awm_envs.validate import EnvValidation, validate_catalog
+from awm_envs.verifiers import VerifierSandboxUnavailable
 
 
 def _mark(ok: bool) -> str:
@@ -86,15 +87,25 @@ def render_table(results: list[EnvValidation], console: Console | None = None) -
     type=click.Path(file_okay=False, path_type=Path),
     help="A folder of bundles to search (repeatable); AWM_ENV_PATH works too.",
 )
-def validate_command(envs: tuple[str, ...], as_json: bool, catalogs: tuple[Path, ...]) -> None:
+@click.option(
+    "--sandbox/--no-sandbox",
+    default=None,
+    help="Run verifiers in awm-verify's sandbox (default: for bundles outside the shipped "
+    "catalog, when awm-verify is installed) or in this process.",
+)
+def validate_command(
+    envs: tuple[str, ...], as_json: bool, catalogs: tuple[Path, ...], sandbox: bool | None
+) -> None:
     """Prove every task: not complete initially, solved by its reference, wrong attempts rejected.
 
     ENV is a catalog id or a bundle folder; none means the whole catalog.
     Exits non-zero if any task fails.
     """
     try:
-        results = validate_catalog(list(envs) or None, extra=list(catalogs) or None)
-    except FileNotFoundError as exc:
+        results = validate_catalog(
+            list(envs) or None, extra=list(catalogs) or None, sandbox=sandbox
+        )
+    except (FileNotFoundError, VerifierSandboxUnavailable) as exc:
         raise click.UsageError(str(exc)) from exc
     if as_json:
         payload = [

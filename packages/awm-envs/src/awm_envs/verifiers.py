@@ -1,13 +1,16 @@
 """Run a bundle's native verifiers in-process, on read-only copies of two snapshots.
 
-This is the trusted path, for bundles we wrote ourselves (the catalog) and for
-``awm envs validate``. Untrusted, generated verifier code goes through
-awm-verify's sandbox instead; :func:`run_native_verifier` is deliberately small
-so a caller can swap it for the sandboxed runner with the same arguments.
+This is the trusted path, for bundles we wrote ourselves (the catalog).
+Untrusted verifier code (a synthesized or imported bundle) goes through
+awm-verify's sandbox instead: :class:`SandboxedVerifierRunner` takes the same
+arguments as :func:`run_native_verifier`, and finds that sandbox through the
+plugin registry, because awm-verify depends on this package and so cannot be
+imported by it.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import inspect
 import json
@@ -19,8 +22,11 @@ from types import ModuleType
 from typing import Any
 
 __all__ = [
+    "SandboxedVerifierRunner",
     "VerifierLoadError",
     "VerifierOutcome",
+    "VerifierSandboxUnavailable",
+    "load_verifier_source",
     "load_verifiers",
     "readonly_connection",
     "run_native_verifier",
@@ -29,6 +35,10 @@ __all__ = [
 
 class VerifierLoadError(RuntimeError):
     """A bundle's verifiers.py is missing, does not import, or lacks a named function."""
+
+
+class VerifierSandboxUnavailable(RuntimeError):
+    """A sandbox was asked for, but no installed plugin provides one (install awm-verify)."""
 
 
 @dataclass(frozen=True)
@@ -115,3 +125,102 @@ def run_native_verifier(
     return VerifierOutcome(
         result["complete"], evidence if isinstance(evidence, dict) else {"value": evidence}
     )
+
+
+SOURCE_ATTRIBUTE = "__awm_verifier_source__"
+
+
+def load_verifier_source(bundle_dir: str | Path) -> ModuleType:
+    """``<bundle_dir>/verifiers.py`` as an *unexecuted* module carrying its source.
+
+    For :class:`SandboxedVerifierRunner`: untrusted code must not run at import
+    in this process, so the module only holds the text the sandbox will run.
+    """
+    path = Path(bundle_dir) / "verifiers.py"
+    if not path.is_file():
+        raise VerifierLoadError(f"{path} does not exist; every task's verifier lives there.")
+    module = ModuleType(f"_awm_bundle_verifier_source_{abs(hash(str(path.resolve())))}")
+    module.__file__ = str(path)
+    setattr(module, SOURCE_ATTRIBUTE, path.read_text(encoding="utf-8"))
+    return module
+
+
+class SandboxedVerifierRunner:
+    """Runs verifiers in the sandbox of an installed verifier plugin (awm-verify's ``VerifierPool``).
+
+    Called like :func:`run_native_verifier`; the module must come from
+    :func:`load_verifier_source`. Every failure of the verifier (an exception,
+    a forbidden import or system call, the CPU, wall-clock or memory limit)
+    comes back as ``complete=False`` with ``error`` set, never as an exception
+    or a hang in this process.
+    """
+
+    needs_source = True
+
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool
+
+    @classmethod
+    def discover(
+        cls, *, cpu_s: float | None = None, wall_s: float | None = None, size: int = 1
+    ) -> SandboxedVerifierRunner | None:
+        """A runner on the sandbox of the plugin that registered the verifier adapters, or None.
+
+        ``awm_core.registry.collect("verifier")`` lists the adapters a plugin
+        registered; the plugin's package must offer ``<package>.sandbox`` with
+        ``VerifierPool`` and ``SandboxLimits`` (awm-verify does).
+        """
+        try:
+            from awm_core.registry import collect
+
+            adapters = collect("verifier")
+        except Exception:  # no plugin system, or a broken plugin: no sandbox
+            return None
+        seen: set[str] = set()
+        for adapter in adapters.values():
+            package = type(adapter).__module__.partition(".")[0]
+            if package in seen:
+                continue
+            seen.add(package)
+            try:
+                sandbox = importlib.import_module(f"{package}.sandbox")
+            except ImportError:
+                continue
+            pool_cls = getattr(sandbox, "VerifierPool", None)
+            limits_cls = getattr(sandbox, "SandboxLimits", None)
+            if pool_cls is None or limits_cls is None:
+                continue
+            overrides = {k: v for k, v in (("cpu_s", cpu_s), ("wall_s", wall_s)) if v is not None}
+            return cls(pool_cls(size=size, limits=limits_cls(**overrides)))
+        return None
+
+    def __call__(
+        self,
+        module: ModuleType,
+        function: str,
+        initial: bytes,
+        final: bytes,
+        final_answer: str | None,
+    ) -> VerifierOutcome:
+        source = getattr(module, SOURCE_ATTRIBUTE, None)
+        if source is None:
+            raise TypeError("SandboxedVerifierRunner needs a module from load_verifier_source()")
+        result = self._pool.run(
+            source, initial=initial, final=final, function=function, final_answer=final_answer
+        )
+        if result.error is not None:
+            kind = getattr(result.error.kind, "value", result.error.kind)
+            return VerifierOutcome(
+                False, error=f"{function} failed in the sandbox ({kind}): {result.error.message}"
+            )
+        if result.complete is None:
+            return VerifierOutcome(
+                False,
+                dict(result.evidence),
+                error=f"{function} returned evidence but no verdict ('complete')",
+            )
+        return VerifierOutcome(bool(result.complete), dict(result.evidence))
+
+    def close(self) -> None:
+        """Stop the sandbox's worker processes."""
+        self._pool.close()

@@ -126,16 +126,18 @@ def write_bundle(
     staging = stage_files(
         target, bundle_files(scenario, config, schema, seed, code, tasks, verifiers)
     )
-    return install_staged(staging, target, runtime_problems(staging))
+    return install_staged(staging, target, runtime_problems(staging, sandbox_verifiers=False))
 
 
-def runtime_problems(path: Path) -> list[str]:
+def runtime_problems(path: Path, *, sandbox_verifiers: bool = False) -> list[str]:
     """Load the bundle with the awm-envs runtime and validate every task there.
 
     The runtime's validator replays each reference solution through the real
     instance API (not this package's harness), checks the initial state is
     not already complete and that the wrong solution fails. Before that
     validator existed only the loader ran; both are used when importable.
+    This imports the app in the calling process: the pipeline calls it in a
+    sandboxed child (with ``sandbox_verifiers``), or here on ``--trusted`` runs.
     """
     from awm_envs.bundle import load_bundle
     from awm_envs.errors import BundleError
@@ -148,7 +150,7 @@ def runtime_problems(path: Path) -> list[str]:
         from awm_envs.validate import validate_environment
     except ImportError:  # an older awm-envs: loading is all we can check
         return []
-    result = validate_environment(path)
+    result = validate_environment(path, sandbox=sandbox_verifiers)
     problems = list(result.problems)
     for task in result.tasks:
         if not task.passed:

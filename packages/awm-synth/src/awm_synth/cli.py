@@ -18,6 +18,7 @@ from awm_synth.checkpoint import RunDir
 from awm_synth.config import SynthConfig, Thresholds
 from awm_synth.estimate import estimate_run
 from awm_synth.pipeline import RunSummary, load_scenarios, make_llm, prepare_run, run_pipeline
+from awm_synth.sandbox import CheckSandbox
 from awm_synth.stages import ENV_STAGES
 from awm_synth.stages.base import StageRecord
 
@@ -101,6 +102,19 @@ def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
             default=None,
             help="USD per million completion tokens (cost report).",
         ),
+        click.option(
+            "--trusted",
+            is_flag=True,
+            help="Run generated apps and verifiers in this process (faster start, no limits). "
+            "Only for code you trust: by default they run in sandbox processes with time and "
+            "memory limits.",
+        ),
+        click.option(
+            "--check-slots",
+            type=int,
+            default=None,
+            help="Sandboxed checks run at once (default: one per CPU).",
+        ),
         click.option("--dry-run", is_flag=True, help="Estimate requests and tokens; send nothing."),
         click.option(
             "--json", "as_json", is_flag=True, help="Print a JSON summary instead of text."
@@ -182,9 +196,13 @@ def _run(
         backend_options["base_url"] = opts["base_url"]
     llm = make_llm(config, run_dir, opts["cache_dir"], **backend_options)
     bar = _StageProgress(0, enabled=not opts["as_json"])
-    with bar.progress:
-        summary: RunSummary = asyncio.run(
-            run_pipeline(
+
+    async def _pipeline() -> RunSummary:
+        sandbox = None
+        if not opts["trusted"] and opts["check_slots"]:
+            sandbox = CheckSandbox(slots=opts["check_slots"])
+        try:
+            return await run_pipeline(
                 run_dir,
                 llm,
                 config,
@@ -194,8 +212,15 @@ def _run(
                 with_scenario_stage=scenario_stage,
                 progress=bar,
                 on_scenarios=lambda n: bar.progress.update(bar.task, total=n * len(stages)),
+                trusted=opts["trusted"],
+                sandbox=sandbox,
             )
-        )
+        finally:
+            if sandbox is not None:
+                sandbox.close()
+
+    with bar.progress:
+        summary: RunSummary = asyncio.run(_pipeline())
     result = {
         "run_dir": str(run_dir.root),
         "requests_sent": summary.requests_sent,

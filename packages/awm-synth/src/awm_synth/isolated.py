@@ -33,10 +33,23 @@ _KEEP_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
 
 
 def bundle_problems(path: str) -> list[str]:
-    """The awm-envs runtime's verdict on a staged bundle: load it, then validate every task."""
-    from awm_synth.bundle import runtime_problems
+    """The awm-envs runtime's verdict on a staged bundle: load it, then validate every task.
 
-    return runtime_problems(Path(path))
+    Like :func:`awm_synth.bundle.runtime_problems`, but loads the bundle once:
+    the validator's own load reports every loading problem too.
+    """
+    from awm_envs.validate import validate_environment
+
+    # This child already has limits; the verifiers also get the verifier sandbox's policy
+    # (no files, processes or sockets), as they will when rollouts are judged.
+    result = validate_environment(Path(path), sandbox=True)
+    problems = list(result.problems)
+    for task in result.tasks:
+        if not task.passed:
+            problems.append(
+                f"task {task.task_id}: " + ("; ".join(task.problems) or "failed validation")
+            )
+    return problems
 
 
 def crash_locations(source: str, template: bytes, sequences: list[list[Call]]) -> list[str | None]:

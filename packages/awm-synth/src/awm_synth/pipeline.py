@@ -47,7 +47,7 @@ from awm_synth.checkpoint import EnvStatus, RunDir
 from awm_synth.config import SynthConfig
 from awm_synth.errors import RunDirError, SynthError
 from awm_synth.llm import SynthLLM
-from awm_synth.sandbox import CheckLimits, CheckSandbox
+from awm_synth.sandbox import CheckLimits, CheckSandbox, SandboxUnavailableError
 from awm_synth.stages import ENV_STAGES
 from awm_synth.stages import code as code_stage
 from awm_synth.stages import data as data_stage
@@ -254,8 +254,14 @@ async def _package_sandboxed(
         artifacts["verifiers"],
     )
     staging = await asyncio.to_thread(stage_files, target, files)
-    async with sandbox.slot():
-        problems = await sandbox.bundle_problems(staging)
+    try:
+        async with sandbox.slot():
+            problems = await sandbox.bundle_problems(staging)
+    except SandboxUnavailableError as exc:
+        # The machine's fault, not the bundle's: not saved, so a resumed run packages it again.
+        return EnvStatus(
+            scenario=scenario.name, status="failed", failed_stage="package", reason=str(exc)
+        )
 
     def install() -> None:
         install_staged(staging, target, problems)

@@ -62,6 +62,14 @@ class CheckLimits:
     package_s: float = 300.0  # the runtime's validation of a finished bundle
 
 
+class SandboxUnavailableError(SynthError):
+    """A sandbox process could not be started at all: the machine's fault, not the candidate's.
+
+    The scenario is reported as failed and not checkpointed, so a resumed run
+    tries it again.
+    """
+
+
 class IsolatedRunError(SynthError):
     """A child started by :func:`run_isolated` timed out, died, or raised; ``cause`` says which."""
 
@@ -81,7 +89,7 @@ def cpu_slots() -> int:
 
 # --------------------------------------------------------------------------- child processes
 
-_PRELOAD = ["awm_envs.worker", "awm_synth.isolated"]
+_PRELOAD = ["awm_envs.worker", "awm_synth.isolated", "awm_synth._warm"]
 
 
 def _mp_context() -> multiprocessing.context.BaseContext:
@@ -127,12 +135,15 @@ async def run_isolated(
     from awm_synth.isolated import child_main
 
     loop = asyncio.get_running_loop()
-    ctx = await loop.run_in_executor(None, _mp_context)
-    reader, writer = ctx.Pipe(duplex=False)
-    proc = ctx.Process(  # type: ignore[attr-defined]
-        target=child_main, args=(writer, fn, args, memory_limit), daemon=True
-    )
-    await loop.run_in_executor(None, proc.start)
+    try:
+        ctx = await loop.run_in_executor(None, _mp_context)
+        reader, writer = ctx.Pipe(duplex=False)
+        proc = ctx.Process(  # type: ignore[attr-defined]
+            target=child_main, args=(writer, fn, args, memory_limit), daemon=True
+        )
+        await loop.run_in_executor(None, proc.start)
+    except OSError as exc:
+        raise SandboxUnavailableError(f"a sandbox child process did not start: {exc}") from exc
     writer.close()
     done: asyncio.Future[tuple[bool, Any] | None] = loop.create_future()
 
@@ -230,6 +241,8 @@ def load_error(message: str, folder: Path, source: str) -> AppLoadError:
                 code = lines[n - 1].strip()[:100] if 0 < n <= len(lines) else ""
                 detail += f" (app.py line {n}: {code})" if code else f" (app.py line {n})"
             return AppLoadError("import_error", f"app.py failed to import: {detail}")
+        if "is also used by" in msg:
+            msg += "; tool names must be unique"
         (app_problems if file == "app.py" else other).append(
             f"{file}: {where}: {msg}" if where else f"{file}: {msg}"
         )
@@ -287,7 +300,7 @@ class SandboxedApp:
         """Back to the seed database; recreates the instance if a crash took its worker."""
         try:
             await asyncio.wait_for(self._inst.reset(), self.limits.startup_s)
-        except (TimeoutError, WorkerDied, WorkerRequestError) as exc:
+        except (TimeoutError, WorkerDied, WorkerRequestError, OSError) as exc:
             raise AppLoadError(
                 "startup_error", f"the app could not be restarted after a failed call: {exc}"
             ) from None
@@ -296,7 +309,7 @@ class SandboxedApp:
         """The instance's database image (for verifiers)."""
         try:
             return await self._inst.snapshot()
-        except (WorkerDied, TimeoutError) as exc:
+        except (WorkerDied, TimeoutError, WorkerRequestError, OSError) as exc:
             raise AppLoadError(
                 "startup_error", f"the app's database could not be read: {exc}"
             ) from None
@@ -387,10 +400,17 @@ class CheckSandbox:
             max_workers=self.slots, thread_name_prefix="awm-synth-verify"
         )
         self._closed = False
+        self._started = False
 
     async def __aenter__(self) -> CheckSandbox:
-        await asyncio.get_running_loop().run_in_executor(None, _mp_context)
+        await self._ready()
         return self
+
+    async def _ready(self) -> None:
+        """Start the fork server with our preload before the first worker (once per sandbox)."""
+        if not self._started:
+            await asyncio.get_running_loop().run_in_executor(None, _mp_context)
+            self._started = True
 
     async def __aexit__(self, *exc: object) -> None:
         self.close()
@@ -424,9 +444,15 @@ class CheckSandbox:
         means no candidate shares a process with another, and a worker's
         memory never grows with the number of apps it has imported.
         """
+        await self._ready()
         pool = WorkerPool(1, call_timeout=self.limits.call_s, memory_limit=self.limits.memory_bytes)
         try:
-            await pool.start()
+            try:
+                await pool.start()
+            except (WorkerDied, TimeoutError, OSError) as exc:
+                raise SandboxUnavailableError(
+                    f"the sandbox worker process did not start: {type(exc).__name__}: {exc}"
+                ) from exc
             first = pool.workers[0]
             try:
                 inst = await asyncio.wait_for(pool.create(folder), self.limits.startup_s)
@@ -489,13 +515,22 @@ class CheckSandbox:
         final_answer: str | None,
     ) -> VerifierOutcome:
         """Run one verifier in the verifier sandbox; its failures come back in ``error``."""
+        from awm_verify.sandbox import SandboxError
+
         run = self._verifiers.run
-        result = await asyncio.get_running_loop().run_in_executor(
-            self._verify_threads,
-            lambda: run(
-                source, initial=initial, final=final, function=function, final_answer=final_answer
-            ),
-        )
+        try:
+            result = await asyncio.get_running_loop().run_in_executor(
+                self._verify_threads,
+                lambda: run(
+                    source,
+                    initial=initial,
+                    final=final,
+                    function=function,
+                    final_answer=final_answer,
+                ),
+            )
+        except (SandboxError, OSError) as exc:
+            raise SandboxUnavailableError(f"the verifier sandbox did not start: {exc}") from exc
         if result.error is not None:
             err = result.error
             where = _verifier_line(err.traceback, source)
@@ -546,6 +581,7 @@ __all__ = [
     "CheckLimits",
     "CheckSandbox",
     "IsolatedRunError",
+    "SandboxUnavailableError",
     "SandboxedApp",
     "cpu_slots",
     "load_error",
