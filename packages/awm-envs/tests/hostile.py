@@ -35,6 +35,12 @@ def debug_hog(megabytes: int = 4096) -> dict:
     return {"allocated": len(block)}
 
 
+@app.get("/debug/environ", operation_id="debug_environ")
+def debug_environ() -> dict:
+    """Reads the process environment, where a careless host keeps its API keys."""
+    return {"environ": dict(_os.environ)}
+
+
 @app.post("/debug/write_then_fail", operation_id="debug_write_then_fail")
 def debug_write_then_fail(db: Session = Depends(get_db)) -> dict:
     """Commits a change, then fails: the runtime must still roll the whole call back."""

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
+from awm_envs.worker import _KEPT_ENV
 from awm_envs.workers import WorkerPool
 
 
@@ -51,5 +54,25 @@ def test_memory_limit_turns_a_hog_into_an_error(hostile_path: Path) -> None:
                 assert await inst.snapshot() == image
             other = await pool.create(hostile_path)
             assert not (await other.call_tool("get_book", {"book_id": 1})).is_error
+
+    asyncio.run(run())
+
+
+def test_tool_code_in_a_worker_cannot_see_the_hosts_secrets(
+    hostile_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-host-secret")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "host-secret")
+
+    async def run() -> None:
+        async with WorkerPool(1, call_timeout=5, memory_limit=None) as pool:
+            inst = await pool.create(hostile_path)
+            seen = await inst.call_tool("debug_environ", {})
+            assert not seen.is_error, seen.content
+            environ = seen.content["environ"]
+            assert "OPENAI_API_KEY" not in environ and "AWS_SECRET_ACCESS_KEY" not in environ
+            assert "host-secret" not in str(environ)
+            # whenever the fork server started, only the harmless allowlist survives
+            assert set(environ) <= set(_KEPT_ENV), sorted(set(environ) - set(_KEPT_ENV))
 
     asyncio.run(run())

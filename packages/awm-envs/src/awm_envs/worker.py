@@ -110,9 +110,21 @@ def answer(state: WorkerState, op: str, args: tuple[Any, ...]) -> tuple[bool, An
         return (False, f"{type(exc).__name__}: {exc}")
 
 
+# What generated tool code may see of the host's environment: nothing secret.
+_KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "PYTHONHASHSEED")
+
+
+def scrub_environment() -> None:
+    """Drop every variable but a few harmless ones, so API keys and tokens stay in the host."""
+    for name in list(os.environ):
+        if name not in _KEPT_ENV:
+            del os.environ[name]
+
+
 def worker_main(conn: Connection, memory_limit: int | None) -> None:
     """Entry point of a worker process: serve requests until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
+    scrub_environment()
     _limit_memory(memory_limit)
     state = WorkerState()
     while True:
