@@ -186,7 +186,8 @@ async def test_a_tool_that_calls_os_exit_is_a_tool_crash(sandbox: CheckSandbox) 
 
 async def test_a_tool_that_allocates_without_bound_is_a_memory_error(sandbox: CheckSandbox) -> None:
     source, spec = _with_tool(
-        "    hoard = []\n    while True:\n        hoard.append(bytearray(16 * 1024 * 1024))\n"
+        # big steps: the limit is reached in a few allocations, long before any deadline
+        "    hoard = []\n    while True:\n        hoard.append(bytearray(256 * 1024 * 1024))\n"
     )
     result = await _check_code(sandbox, source, spec)
     assert not result.fatal and len(result.causes) == 1

@@ -31,6 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from awm_core.astparse import parse as parse_source
 from awm_core.models import Complexity, CreatedWith, EnvironmentManifest, Task
 from awm_envs import __version__
 from awm_envs.sqlscript import split_statements
@@ -105,7 +106,7 @@ def _read_jsonl(path: Path, problems: list[ImportProblem]) -> Iterable[dict[str,
 
 def _defines(code: str, function: str) -> bool:
     try:
-        tree = ast.parse(code)
+        tree = parse_source(code)
     except SyntaxError:
         return False
     return any(isinstance(n, ast.FunctionDef) and n.name == function for n in tree.body)

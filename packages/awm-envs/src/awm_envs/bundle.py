@@ -29,6 +29,7 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from pydantic import TypeAdapter, ValidationError
 
+from awm_core.astparse import parse as parse_source
 from awm_core.models import EnvironmentManifest, Task, ToolSpec
 from awm_envs.errors import BundleError, BundleProblem
 from awm_envs.sqlscript import clock_reads, run_script
@@ -223,7 +224,7 @@ def _verifier_names(path: Path, problems: list[BundleProblem]) -> list[str]:
     if not file.exists():
         return []
     try:
-        tree = ast.parse(file.read_text(encoding="utf-8"), filename=VERIFIERS_PY)
+        tree = parse_source(file.read_text(encoding="utf-8"), filename=VERIFIERS_PY)
     except SyntaxError as exc:
         problems.append(
             BundleProblem(VERIFIERS_PY, f"line {exc.lineno}", f"syntax error: {exc.msg}")

@@ -14,6 +14,7 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+from awm_core.astparse import parse as parse_source
 from awm_synth.embedding import cosine, get_embedder
 
 
@@ -40,7 +41,7 @@ class _Normalise(ast.NodeTransformer):
 def function_hashes(source: str) -> dict[str, str]:
     """``{function name: normalised hash}`` for the top-level functions of ``source``."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return {}
     out: dict[str, str] = {}
@@ -73,7 +74,7 @@ def _names(source: str) -> tuple[set[str], set[str]]:
     tools: set[str] = set()
     classes: set[str] = set()
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return tools, classes
     for node in ast.walk(tree):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from awm_core.astparse import parse as parse_source
 from awm_core.errors import AWMError
 from awm_core.registry import collect
 
@@ -189,7 +190,7 @@ class DetectedVerifier:
 def _parse_functions(source: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Top-level functions and their positional parameter names (cached: parsing is the cost)."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError as exc:
         raise VerifierSignatureError(f"the verifier source does not parse: {exc}") from exc
     return tuple(

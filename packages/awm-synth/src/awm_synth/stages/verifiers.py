@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from awm_core.astparse import parse as parse_source
 from awm_envs.verifiers import run_native_verifier
 from awm_synth.apprunner import AppHarness, AppLoadError, import_source
 from awm_synth.artifacts import (
@@ -45,7 +46,7 @@ def parse_verifiers(raw: str) -> VerifierModule:
     """Split the module into verifier source and the literal ``SOLUTIONS`` table (which is removed)."""
     source = extract_block(raw, "python")
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError as exc:
         raise ArtifactParseError(
             f"verifiers.py has a syntax error at line {exc.lineno}: {exc.msg}"
@@ -167,7 +168,7 @@ def _prove(task_id, solution: TaskSolution | None, verifiers, harness: AppHarnes
 
 def _defined_functions(source: str) -> set[str]:
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return set()
     return {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
