@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from awm_envs import awm1k
-from awm_envs.awm1k import fix_escaped_quotes, freeze_clock, import_awm, read_release, rewrite_app
+from awm_envs.awm1k import fix_escaped_quotes, import_awm, read_release, rewrite_app
+from awm_envs.timefreeze import freeze_now
 
 FIXTURES = Path(__file__).parent / "fixtures" / "awm1k"
 REF = datetime(2025, 6, 1, 12, 0, 0)
@@ -52,7 +53,7 @@ def test_escaped_quotes_become_sql_quotes() -> None:
 
 def test_wall_clock_reads_are_frozen_to_the_reference_time() -> None:
     sql = "SELECT datetime('now', '-3 days'), date('now'), strftime('%Y', 'now'), CURRENT_TIMESTAMP"
-    frozen = freeze_clock(sql, REF)
+    frozen = freeze_now(sql, REF).sql
     assert "'now'" not in frozen and "CURRENT_TIMESTAMP" not in frozen
     row = sqlite3.connect(":memory:").execute(frozen).fetchone()
     assert row == ("2025-05-29 12:00:00", "2025-06-01", "2025", "2025-06-01 12:00:00")

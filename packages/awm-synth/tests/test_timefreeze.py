@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from awm_envs.timefreeze import freeze_now
 from awm_synth.stages.data import parse_seed
-from awm_synth.timefreeze import freeze_now
 
 REF = datetime(2025, 3, 15, 9, 0, 0)
 

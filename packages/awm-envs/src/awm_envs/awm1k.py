@@ -35,6 +35,7 @@ from awm_core.astparse import parse as parse_source
 from awm_core.models import Complexity, CreatedWith, EnvironmentManifest, Task
 from awm_envs import __version__
 from awm_envs.sqlscript import split_statements
+from awm_envs.timefreeze import freeze_now
 
 FILES = {
     "scenario": "gen_scenario.jsonl",
@@ -184,21 +185,6 @@ def fix_escaped_quotes(sql: str) -> str:
     return sql.replace("\\'", "''").replace('\\"', '"')
 
 
-_NOW_CALL = re.compile(
-    r"\b(date|time|datetime|julianday|strftime|unixepoch)(\s*\(\s*(?:'[^']*'\s*,\s*)?)'now'",
-    re.IGNORECASE,
-)
-_CURRENT = re.compile(r"\bCURRENT_(TIMESTAMP|DATE|TIME)\b", re.IGNORECASE)
-
-
-def freeze_clock(sql: str, reference: datetime) -> str:
-    """Replace every wall-clock read with the environment's fixed reference time."""
-    stamp = reference.strftime("%Y-%m-%d %H:%M:%S")
-    sql = _NOW_CALL.sub(lambda m: f"{m.group(1)}{m.group(2)}'{stamp}'", sql)
-    parts = {"TIMESTAMP": stamp, "DATE": stamp[:10], "TIME": stamp[11:]}
-    return _CURRENT.sub(lambda m: f"'{parts[m.group(1).upper()]}'", sql)
-
-
 def _replace_calls(code: str, name: str, replacement: Callable[[str], str]) -> str:
     """Replace each ``name(...)`` call (parentheses balanced, strings respected)."""
     out, pos = [], 0
@@ -276,7 +262,7 @@ def _schema_sql(sc: OfficialScenario, reference: datetime) -> str:
         ddl = str(table.get("ddl", "")).strip().rstrip(";")
         if not ddl:
             raise ImportFailure("db", f"table {table.get('name')!r} has no DDL")
-        parts.append(freeze_clock(ddl, reference) + ";")
+        parts.append(freeze_now(ddl, reference).sql + ";")
         for index in table.get("indexes") or []:
             parts.append(str(index).strip().rstrip(";") + ";")
     return "\n\n".join(parts) + "\n"
@@ -299,7 +285,7 @@ def _seed_sql(
     for table in (sc.sample or {}).get("tables", []):
         for raw in table.get("insert_statements") or []:
             total += 1
-            stmt = freeze_clock(fix_escaped_quotes(str(raw).strip().rstrip(";")), reference) + ";"
+            stmt = freeze_now(fix_escaped_quotes(str(raw).strip().rstrip(";")), reference).sql + ";"
             try:
                 conn.execute(stmt)
             except sqlite3.Error as exc:

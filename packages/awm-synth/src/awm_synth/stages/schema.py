@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from awm_envs.timefreeze import freeze_now
 from awm_synth.artifacts import DatabaseSchema, TableDDL, TaskSet
 from awm_synth.correction import CheckResult
 from awm_synth.errors import ArtifactParseError
@@ -18,7 +19,6 @@ from awm_synth.sqlexec import (
     table_of_create,
 )
 from awm_synth.stages.base import ScenarioContext, StageRecord, corrected_stage
-from awm_synth.timefreeze import freeze_now
 
 
 def parse_schema(raw: str, reference_time: datetime) -> DatabaseSchema:
