@@ -246,6 +246,39 @@ def _run(
         click.echo(line)
 
 
+_SCENARIO_OPTIONS = [
+    click.option("--count", type=int, default=1000, show_default=True, help="Scenarios wanted."),
+    click.option(
+        "--max-per-category",
+        type=int,
+        default=None,
+        help="Cap per category (default: a tenth of --count).",
+    ),
+    click.option(
+        "--dedup-threshold",
+        type=float,
+        default=0.85,
+        show_default=True,
+        help="Cosine above which a scenario is a duplicate.",
+    ),
+    click.option(
+        "--embedder",
+        type=click.Choice(["auto", "wordllama", "lexical"]),
+        default="auto",
+        show_default=True,
+        help="Embedder for de-duplication (auto: wordllama if installed, else lexical).",
+    ),
+]
+
+
+def _scenario_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The scenario-stage options shared by ``synth scenario`` and ``synth all``."""
+    decorated = fn
+    for option in reversed(_SCENARIO_OPTIONS):
+        decorated = option(decorated)
+    return decorated
+
+
 @click.group(name="synth")
 def synth() -> None:
     """Synthesise environments: scenarios, tasks, database, tools and verifiers, self-correcting each stage."""
@@ -253,28 +286,9 @@ def synth() -> None:
 
 @synth.command(name="scenario")
 @_common
-@click.option("--count", type=int, default=1000, show_default=True, help="Scenarios wanted.")
+@_scenario_options
 @click.option(
     "--batch", type=int, default=10, show_default=True, help="Scenarios proposed per request."
-)
-@click.option(
-    "--max-per-category",
-    type=int,
-    default=None,
-    help="Cap per category (default: a tenth of --count).",
-)
-@click.option(
-    "--dedup-threshold",
-    type=float,
-    default=0.85,
-    show_default=True,
-    help="Cosine above which a scenario is a duplicate.",
-)
-@click.option(
-    "--embedder",
-    type=click.Choice(["auto", "wordllama", "lexical"]),
-    default="auto",
-    show_default=True,
 )
 @click.option(
     "--seeds",
@@ -328,20 +342,7 @@ for _stage, _doc in {
 
 @synth.command(name="all")
 @_common
-@click.option("--count", type=int, default=1000, show_default=True, help="Scenarios wanted.")
-@click.option(
-    "--max-per-category",
-    type=int,
-    default=None,
-    help="Cap per category (default: a tenth of --count).",
-)
-@click.option("--dedup-threshold", type=float, default=0.85, show_default=True)
-@click.option(
-    "--embedder",
-    type=click.Choice(["auto", "wordllama", "lexical"]),
-    default="auto",
-    show_default=True,
-)
+@_scenario_options
 @click.option(
     "--scenarios",
     "scenarios_file",
