@@ -10,7 +10,9 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from awm_bench.demo import DEFAULT_CATALOG_ENVS, DemoConfig, print_summary, run_demo
+# catalog environments the demo validates and rolls out (kept here: this module must stay
+# light, because every `awm` start loads it; the demo itself is imported when it runs)
+DEFAULT_CATALOG_ENVS = ("shop", "bank")
 
 
 @click.command(name="demo")
@@ -66,6 +68,8 @@ def demo(
     reference solution plus a real small model on the CPU, and the judge is the
     sandboxed verifier. Writes OUT/report.html and OUT/summary.json.
     """
+    from awm_bench.demo import DemoConfig, print_summary, run_demo
+
     console = Console(stderr=as_json)
     if not console.is_terminal:  # logs and CI: wide enough for the summary table
         console = Console(stderr=as_json, width=max(console.width, 140))
@@ -147,6 +151,6 @@ def bench_tasks(
     if as_json:
         click.echo(json.dumps([r.to_json() for r in reports], indent=2))
         return
-    from awm_bench.demo import DemoResult
+    from awm_bench.demo import DemoResult, print_summary
 
     print_summary(DemoResult(reports=reports), Console())

@@ -19,13 +19,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from awm_bench.cli import DEFAULT_CATALOG_ENVS
 from awm_bench.evaluate import EnvReport, evaluate_environment
 from awm_bench.report_html import render_report
 from awm_core.episode import Policy, ReferencePolicy
 from awm_core.llm import get_backend
 from awm_core.models import Task
-
-DEFAULT_CATALOG_ENVS = ("shop", "bank")
 
 
 @dataclass

@@ -13,34 +13,40 @@ Ten lines to get going::
             result = await inst.call_tool("get_product", {"product_id": 3})
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-from awm_envs.bundle import Bundle, load_bundle
-from awm_envs.environment import Environment, load_environment
-from awm_envs.errors import BundleError, BundleProblem, EnvironmentNotFoundError
-from awm_envs.instance import Instance
-from awm_envs.pool import EnvPool
-from awm_envs.sources import list_envs, resolve_env
-from awm_envs.workers import RemoteInstance, WorkerPool
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+# name -> module: imported on first use, so loading the plugin (every `awm` start) does not
+# pull in FastAPI and SQLAlchemy (the same scheme as awm_verify).
+_EXPORTS = {
+    "Bundle": "bundle",
+    "load_bundle": "bundle",
+    "Environment": "environment",
+    "load_environment": "environment",
+    "BundleError": "errors",
+    "BundleProblem": "errors",
+    "EnvironmentNotFoundError": "errors",
+    "Instance": "instance",
+    "EnvPool": "pool",
+    "list_envs": "sources",
+    "resolve_env": "sources",
+    "RemoteInstance": "workers",
+    "WorkerPool": "workers",
+}
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'awm_envs' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"awm_envs.{module}"), name)
+
 
 try:
     __version__ = version("awm-envs")
 except PackageNotFoundError:  # pragma: no cover
     __version__ = "0.0.0"
 
-__all__ = [
-    "Bundle",
-    "BundleError",
-    "BundleProblem",
-    "EnvPool",
-    "Environment",
-    "EnvironmentNotFoundError",
-    "Instance",
-    "RemoteInstance",
-    "WorkerPool",
-    "__version__",
-    "list_envs",
-    "load_bundle",
-    "load_environment",
-    "resolve_env",
-]
+__all__ = [*sorted(_EXPORTS), "__version__"]

@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from pydantic import TypeAdapter
@@ -17,10 +17,11 @@ from awm_core.models import Scenario
 from awm_synth.checkpoint import RunDir
 from awm_synth.config import SynthConfig, Thresholds
 from awm_synth.estimate import estimate_run
-from awm_synth.pipeline import RunSummary, load_scenarios, make_llm, prepare_run, run_pipeline
-from awm_synth.sandbox import CheckSandbox
 from awm_synth.stages import ENV_STAGES
 from awm_synth.stages.base import StageRecord
+
+if TYPE_CHECKING:
+    from awm_synth.pipeline import RunSummary
 
 
 def _emit(data: Any) -> None:
@@ -172,6 +173,11 @@ def _run(
     scenarios_file: Path | None = None,
     seeds: list[str] | None = None,
 ) -> None:
+    # the pipeline pulls in the runtime and the sandboxes: import it only when a stage runs,
+    # so `awm --help` (which loads every plugin's commands) stays fast
+    from awm_synth.pipeline import load_scenarios, make_llm, prepare_run, run_pipeline
+    from awm_synth.sandbox import CheckSandbox
+
     run_dir = RunDir(opts["out"])
     config = _config(opts, **extra)
     scenarios = None
