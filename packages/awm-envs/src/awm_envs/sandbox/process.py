@@ -1,0 +1,193 @@
+"""One sandboxed Python process and the channel to it.
+
+Every piece of generated code awm runs (tool code in environment workers,
+verifiers, the synthesis pipeline's checks) runs in a :class:`SandboxProcess`:
+a fresh interpreter started through bubblewrap where the machine allows it
+(see :mod:`awm_envs.sandbox.isolation`), with a scrubbed environment, its own
+session, rlimits set before any generated code is imported, and a socket that
+carries JSON headers and raw blobs (:mod:`awm_envs.sandbox.wire`) - never
+pickles, so nothing the sandbox writes can execute in the host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from awm_envs.sandbox import wire
+from awm_envs.sandbox.isolation import Isolation, bwrap_argv, resolve
+from awm_envs.sandbox.limits import Limits
+
+BOOT = Path(__file__).with_name("boot.py")
+CHANNEL_FD = 3
+
+# What sandboxed code may see of the host's environment: nothing secret.
+_KEPT_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+
+_SIGNAL_MEANING = {
+    signal.SIGKILL: "killed (SIGKILL: an outside kill, the wall-clock limit, or the kernel's OOM killer)",
+    signal.SIGXCPU: "stopped by its CPU time limit (SIGXCPU)",
+    signal.SIGSEGV: "crashed with a segmentation fault (SIGSEGV)",
+    signal.SIGABRT: "aborted (SIGABRT)",
+    signal.SIGBUS: "crashed with a bus error (SIGBUS)",
+    signal.SIGFPE: "crashed with an arithmetic fault (SIGFPE)",
+    signal.SIGTERM: "terminated (SIGTERM)",
+}
+
+
+def describe_exit(returncode: int | None) -> str:
+    """How a sandboxed process ended, in words an agent or a developer can act on.
+
+    bubblewrap reports a child killed by signal N as exit status 128 + N.
+    """
+    if returncode is None:
+        return "is still running"
+    sig: int | None = None
+    if returncode < 0:
+        sig = -returncode
+    elif 128 < returncode <= 128 + 64:
+        sig = returncode - 128
+    if sig is not None:
+        with contextlib.suppress(ValueError):
+            known = _SIGNAL_MEANING.get(signal.Signals(sig))
+            if known:
+                return known
+        return f"was killed by signal {sig}"
+    if returncode == 0:
+        return "exited (status 0) without answering"
+    return f"exited with status {returncode} (sys.exit or os._exit in the code it ran)"
+
+
+def sandbox_env(home: str = "/tmp") -> dict[str, str]:
+    env = {k: os.environ[k] for k in _KEPT_ENV if k in os.environ}
+    env.setdefault("LC_ALL", "C.UTF-8")
+    env.update({"PATH": os.defpath, "HOME": home, "PYTHONHASHSEED": "0", "TMPDIR": "/tmp"})
+    return env
+
+
+class SandboxProcess:
+    """A sandboxed interpreter running ``entry`` ("module:function") with a channel to it.
+
+    ``ro_paths`` are granted read-only (a bundle folder, a job's database
+    copies), ``rw_paths`` read-write; everything else of the host's file system
+    is invisible under bubblewrap. ``preload`` modules are imported before the
+    memory limit is measured, so ``limits.memory_bytes`` is headroom for the
+    code itself.
+    """
+
+    def __init__(
+        self,
+        entry: str,
+        *,
+        limits: Limits | None = None,
+        preload: Sequence[str] = (),
+        config: dict[str, Any] | None = None,
+        ro_paths: Sequence[str | os.PathLike[str]] = (),
+        rw_paths: Sequence[str | os.PathLike[str]] = (),
+        isolation: Isolation | None = None,
+        require_isolation: bool | None = None,
+        debug: bool = False,
+        name: str = "awm-sandbox",
+    ) -> None:
+        self.entry = entry
+        self.limits = limits or Limits()
+        self.isolation = isolation or resolve(require_isolation)
+        self.name = name
+        host, child = socket.socketpair()
+        self.sock = host
+        self.started = time.monotonic()
+        home = "/tmp"
+        env = sandbox_env(home)
+        boot_config = {
+            **(config or {}),
+            "entry": entry,
+            "preload": list(preload),
+            "fd": child.fileno(),
+            "limits": self.limits.to_json(),
+            "sys_path": [p for p in sys.path if p],
+            "env": env,
+            "nproc": os.getuid() != 0,
+            "isolated": self.isolation.isolated,
+            "host_pid": os.getpid(),
+        }
+        argv = [sys.executable, "-I", "-B", str(BOOT), json.dumps(boot_config)]
+        if self.isolation.isolated:
+            assert self.isolation.bwrap is not None
+            argv = [
+                *bwrap_argv(self.isolation.bwrap, ro_paths=ro_paths, rw_paths=rw_paths, env=env),
+                *argv,
+            ]
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=None if debug else subprocess.DEVNULL,
+                stderr=None if debug else subprocess.DEVNULL,
+                env=env,
+                pass_fds=(child.fileno(),),
+                start_new_session=True,  # its signals never reach the host's process group
+                close_fds=True,
+            )
+        finally:
+            child.close()
+        self.sock.setblocking(False)
+        self.returncode: int | None = None
+
+    # -- channel ---------------------------------------------------------------------------
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def send(self, header: dict[str, Any], blobs: Sequence[bytes] = (), timeout: float = 30.0) -> None:
+        wire.write_message(self.sock.fileno(), header, blobs, timeout)
+
+    def recv(self, timeout: float | None) -> wire.Message | None:
+        """The next message, None on timeout; raises ChannelClosed/ProtocolError."""
+        return wire.read_message(self.sock.fileno(), timeout)
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        """Kill the process and everything it started (its whole PID namespace under bwrap)."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                with contextlib.suppress(ProcessLookupError):
+                    self.proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        self.returncode = self.proc.returncode
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+    def close(self, grace: float = 0.5) -> None:
+        """Ask it to stop (close the channel), then kill whatever is left."""
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=grace)
+        self.kill()
+
+    def exit_reason(self, wait: float = 2.0) -> str:
+        """Why it is gone (waits briefly for the exit status)."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=wait)
+        return describe_exit(self.proc.returncode)
+
+    def __repr__(self) -> str:
+        return f"SandboxProcess({self.entry!r}, pid={self.pid}, {self.isolation.kind})"
