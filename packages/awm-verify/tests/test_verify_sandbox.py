@@ -356,15 +356,15 @@ def test_raising_verifier_is_an_exception_with_the_verifiers_traceback(pool, ord
     assert result.error is not None and result.error.kind == VerifierErrorKind.EXCEPTION
     assert "ZeroDivisionError" in result.error.message
     assert "1 / 0" in (result.error.traceback or "")
-    assert "_sandbox_worker" not in (result.error.traceback or "").split("verify_bad")[-1]
+    assert "verifier_job" not in (result.error.traceback or "").split("verify_bad")[-1]
 
 
 def test_a_worker_killed_from_outside_is_replaced_on_the_next_job(orders_images):
     with VerifierPool(size=1) as p:
         still_serves(p, orders_images)
-        (worker,) = p._workers
-        os.kill(worker.proc.pid, 9)
-        worker.proc.wait()
+        (template,) = p._jobs._servers
+        os.kill(template.proc.pid, 9)
+        template.proc.proc.wait()
         still_serves(p, orders_images)
 
 

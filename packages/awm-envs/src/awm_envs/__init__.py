@@ -16,7 +16,6 @@ Ten lines to get going::
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 # name -> module: imported on first use, so loading the plugin (every `awm` start) does not
@@ -38,15 +37,16 @@ _EXPORTS = {
 }
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # importlib.metadata is slow to import; sandboxes never ask
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("awm-envs")
+        except PackageNotFoundError:  # pragma: no cover
+            return "0.0.0"
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'awm_envs' has no attribute {name!r}")
     return getattr(importlib.import_module(f"awm_envs.{module}"), name)
-
-
-try:
-    __version__ = version("awm-envs")
-except PackageNotFoundError:  # pragma: no cover
-    __version__ = "0.0.0"
 
 __all__ = [*sorted(_EXPORTS), "__version__"]

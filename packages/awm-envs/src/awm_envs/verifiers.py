@@ -1,16 +1,16 @@
 """Run a bundle's native verifiers in-process, on read-only copies of two snapshots.
 
 This is the trusted path, for bundles we wrote ourselves (the catalog).
-Untrusted verifier code (a synthesized or imported bundle) goes through
-awm-verify's sandbox instead: :class:`SandboxedVerifierRunner` takes the same
-arguments as :func:`run_native_verifier`, and finds that sandbox through the
-plugin registry, because awm-verify depends on this package and so cannot be
-imported by it.
+Untrusted verifier code (a synthesized or imported bundle) goes through the
+sandbox instead (:mod:`awm_envs.sandbox`): :class:`SandboxedVerifierRunner`
+takes the same arguments as :func:`run_native_verifier` and never falls back
+to this process. With awm-verify installed it uses awm-verify's
+``VerifierPool`` (every verifier signature the official release uses);
+without it, this package's own sandbox runs native-signature verifiers.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import inspect
 import json
@@ -145,54 +145,76 @@ def load_verifier_source(bundle_dir: str | Path) -> ModuleType:
     return module
 
 
-class SandboxedVerifierRunner:
-    """Runs verifiers in the sandbox of an installed verifier plugin (awm-verify's ``VerifierPool``).
+class _NativeSandbox:
+    """awm-envs' own verifier sandbox, for native ``(initial, final, final_answer)`` verifiers."""
 
-    Called like :func:`run_native_verifier`; the module must come from
-    :func:`load_verifier_source`. Every failure of the verifier (an exception,
-    a forbidden import or system call, the CPU, wall-clock or memory limit)
-    comes back as ``complete=False`` with ``error`` set, never as an exception
-    or a hang in this process.
+    def __init__(self, cpu_s: float | None, wall_s: float | None, size: int) -> None:
+        from awm_envs.sandbox import JobPool, Limits
+
+        self.limits = Limits().with_(cpu_s=cpu_s, wall_s=wall_s)
+        self._jobs = JobPool("awm_envs.sandbox.verifier_job:run", size=size, limits=self.limits)
+
+    def run(
+        self, source: str, *, initial: bytes, final: bytes, function: str, final_answer: str | None
+    ) -> VerifierOutcome:
+        header = {
+            "source": source,
+            "function": function,
+            "style": "connections",
+            "paths": [],
+            "pass_final_answer": True,
+            "final_answer": final_answer,
+            "cpu_limit_s": self.limits.cpu_s,
+        }
+        reply, _ = self._jobs.run(header, [initial, final])
+        if reply.get("status") != "ok":
+            kind, message = reply.get("kind", "crash"), reply.get("message", "unknown failure")
+            return VerifierOutcome(False, error=f"{function} failed in the sandbox ({kind}): {message}")
+        result = json.loads(reply["result_json"])
+        if not isinstance(result, dict) or not isinstance(result.get("complete"), bool):
+            return VerifierOutcome(
+                False, error=f"{function} returned {result!r}; expected a dict with a boolean 'complete'"
+            )
+        evidence = result.get("evidence", {})
+        return VerifierOutcome(
+            result["complete"], evidence if isinstance(evidence, dict) else {"value": evidence}
+        )
+
+    def close(self) -> None:
+        self._jobs.close()
+
+
+class SandboxedVerifierRunner:
+    """Runs untrusted verifiers in the sandbox, called like :func:`run_native_verifier`.
+
+    The module must come from :func:`load_verifier_source`. Every failure of
+    the verifier (an exception, a forbidden import or system call, the CPU,
+    wall-clock or memory limit) comes back as ``complete=False`` with
+    ``error`` set, never as an exception or a hang in this process. There is
+    no in-process fallback: if the sandbox cannot start, this raises.
     """
 
     needs_source = True
 
-    def __init__(self, pool: Any) -> None:
+    def __init__(
+        self, pool: Any = None, *, cpu_s: float | None = None, wall_s: float | None = None, size: int = 1
+    ) -> None:
+        if pool is None:
+            try:  # a declared optional dependency, imported by name: not found by convention
+                from awm_verify.sandbox import SandboxLimits, VerifierPool
+            except ImportError:
+                pool = _NativeSandbox(cpu_s, wall_s, size)
+            else:
+                overrides = {k: v for k, v in (("cpu_s", cpu_s), ("wall_s", wall_s)) if v is not None}
+                pool = VerifierPool(size=size, limits=SandboxLimits(**overrides))
         self._pool = pool
 
     @classmethod
     def discover(
         cls, *, cpu_s: float | None = None, wall_s: float | None = None, size: int = 1
-    ) -> SandboxedVerifierRunner | None:
-        """A runner on the sandbox of the plugin that registered the verifier adapters, or None.
-
-        ``awm_core.registry.collect("verifier")`` lists the adapters a plugin
-        registered; the plugin's package must offer ``<package>.sandbox`` with
-        ``VerifierPool`` and ``SandboxLimits`` (awm-verify does).
-        """
-        try:
-            from awm_core.registry import collect
-
-            adapters = collect("verifier")
-        except Exception:  # no plugin system, or a broken plugin: no sandbox
-            return None
-        seen: set[str] = set()
-        for adapter in adapters.values():
-            package = type(adapter).__module__.partition(".")[0]
-            if package in seen:
-                continue
-            seen.add(package)
-            try:
-                sandbox = importlib.import_module(f"{package}.sandbox")
-            except ImportError:
-                continue
-            pool_cls = getattr(sandbox, "VerifierPool", None)
-            limits_cls = getattr(sandbox, "SandboxLimits", None)
-            if pool_cls is None or limits_cls is None:
-                continue
-            overrides = {k: v for k, v in (("cpu_s", cpu_s), ("wall_s", wall_s)) if v is not None}
-            return cls(pool_cls(size=size, limits=limits_cls(**overrides)))
-        return None
+    ) -> SandboxedVerifierRunner:
+        """A runner on the best sandbox installed (kept for callers of the old plugin lookup)."""
+        return cls(cpu_s=cpu_s, wall_s=wall_s, size=size)
 
     def __call__(
         self,
@@ -208,6 +230,8 @@ class SandboxedVerifierRunner:
         result = self._pool.run(
             source, initial=initial, final=final, function=function, final_answer=final_answer
         )
+        if isinstance(result, VerifierOutcome):
+            return result
         if result.error is not None:
             kind = getattr(result.error.kind, "value", result.error.kind)
             return VerifierOutcome(
@@ -222,5 +246,5 @@ class SandboxedVerifierRunner:
         return VerifierOutcome(bool(result.complete), dict(result.evidence))
 
     def close(self) -> None:
-        """Stop the sandbox's worker processes."""
+        """Stop the sandbox's processes."""
         self._pool.close()

@@ -1,20 +1,18 @@
-"""The sandbox worker: a long-lived subprocess that runs verifier code under limits.
+"""Verifier code's Python-level policy, run in a fresh fork of a sandbox template per job.
 
-Started by :mod:`awm_verify.sandbox` as ``python -I -S _sandbox_worker.py CONFIG``.
-It imports only the standard library (never awm), so its start-up is fast and
-nothing from the host process (API keys in the environment, open files, plugin
-state) is reachable from verifier code.
+The job of :class:`~awm_envs.sandbox.forkserver.ForkServer` templates that
+verify (awm-verify's ``VerifierPool``, awm-envs' ``SandboxedVerifierRunner``).
+The template imports this module and calls :func:`sandbox_prepare` once; each
+verification then runs :func:`run` in a child forked for it alone, so nothing a
+verifier changes (a rebound builtin, a patched ``json.dumps``) reaches the next.
 
-Protocol on private copies of fds 0/1 (the real fd 1 is pointed at stderr, so a
-verifier's stray ``print`` can never corrupt it): every frame is a 4-byte
-big-endian length and a payload. A request is one JSON frame followed by as many
-raw frames as its ``blobs`` field says (the two database images in
-``connections`` mode); the reply is one JSON frame.
+The OS layer (bubblewrap: no network, no host files, private PID namespace;
+rlimits) is the boundary. This module is defence in depth and, above all, the
+source of precise errors: a verifier that imports ``socket`` gets "importing
+module 'socket' is not allowed in verifier code", not a bare ``PermissionError``.
 
-Containment, in layers (each catches what the previous one misses):
-
-1. resource limits: ``RLIMIT_AS`` for memory, a per-job CPU budget enforced by
-   ``ITIMER_PROF`` and backed by ``RLIMIT_CPU``, and the parent's wall clock;
+1. a CPU budget enforced by ``ITIMER_PROF`` (backed by the template's
+   ``RLIMIT_CPU`` and wall clock) and the address-space limit of the fork;
 2. a restricted ``__import__`` with an allowlist of pure-computation modules;
 3. a ``sys.addaudithook`` policy, active only while verifier code runs, that
    rejects process creation, sockets, file writes, reads outside the job's two
@@ -23,10 +21,10 @@ Containment, in layers (each catches what the previous one misses):
 4. SQLite itself: connections open ``mode=ro`` with an authorizer that denies
    writes and ``ATTACH``, plus ``query_only``.
 
-This contains mistakes in generated code (the threat the official release
-ignores by ``exec``-ing verifiers in the trainer's own process). It is not a
-boundary against code written to escape CPython on purpose; run the pool inside
-a container or seccomp jail when verifiers come from untrusted authors.
+A request header carries ``source``, ``function``, ``style`` ("connections":
+two database images as blobs; "paths": two read-only files), ``paths``,
+``pass_final_answer``, ``final_answer``, ``cpu_limit_s`` and
+``max_output_bytes``.
 """
 
 from __future__ import annotations
@@ -37,10 +35,8 @@ import hashlib
 import io
 import json
 import os
-import resource
 import signal
 import sqlite3
-import struct
 import sys
 import time
 import traceback
@@ -489,10 +485,6 @@ def run_job(job: dict[str, Any], blobs: list[bytes], config: dict[str, Any]) -> 
     except (SyntaxError, ValueError) as exc:
         return _error("invalid", f"the verifier source does not compile: {exc}")
 
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    used_s = used.ru_utime + used.ru_stime
-    soft = int(used_s + cpu_limit) + 2
-    resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
     STATE.cpu_deadline = time.process_time() + cpu_limit
     namespace: dict[str, Any] = {"__builtins__": SAFE_BUILTINS, "__name__": "verifiers"}
     args: list[Any]
@@ -565,34 +557,10 @@ def run_job(job: dict[str, Any], blobs: list[bytes], config: dict[str, Any]) -> 
                     reply["result_json"] = text
     reply["stdout"] = stdout.getvalue()[-2000:]
     reply["elapsed_s"] = elapsed
-    reply["recycle"] = reply.get("kind") in ("memory", "timeout")
     return reply
 
 
-# --------------------------------------------------------------------------- framing and main
-
-
-def _read_exact(fd: int, n: int) -> bytes:
-    chunks = []
-    while n:
-        chunk = os.read(fd, min(n, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
-
-
-def _read_frame(fd: int) -> bytes:
-    (n,) = struct.unpack(">I", _read_exact(fd, 4))
-    return _read_exact(fd, n)
-
-
-def _write_frame(fd: int, payload: bytes) -> None:
-    data = struct.pack(">I", len(payload)) + payload
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+# --------------------------------------------------------------------------- template hooks
 
 
 def _warm_up() -> None:
@@ -613,49 +581,51 @@ def _warm_up() -> None:
     f"{1.5}"
 
 
-def _limit_memory(limit_bytes: int) -> None:
-    if limit_bytes <= 0:
-        return
-    with open("/proc/self/statm") as f:
-        vm_pages = int(f.read().split()[0])
-    base = vm_pages * os.sysconf("SC_PAGE_SIZE")
-    resource.setrlimit(resource.RLIMIT_AS, (base + limit_bytes, resource.RLIM_INFINITY))
-
-
-def main() -> None:
-    config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
-    proto_in, proto_out = os.dup(0), os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(2, 1)  # a verifier writing to fd 1 lands on stderr, never in the protocol
-    os.close(devnull)
-
+def sandbox_prepare() -> None:
+    """Once, in the template: warm every allowed module, then install the (idle) audit policy."""
     _warm_up()
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    # No /proc (not Linux): run without a memory limit rather than not at all.
-    with contextlib.suppress(OSError, ValueError):
-        _limit_memory(int(config.get("memory_limit_bytes", 0)))
     signal.signal(signal.SIGPROF, _on_cpu_signal)
     signal.signal(signal.SIGXCPU, _on_cpu_signal)
     sys.addaudithook(_audit)
-    _write_frame(proto_out, json.dumps({"ready": True, "pid": os.getpid()}).encode())
-
-    while True:
-        try:
-            header = json.loads(_read_frame(proto_in))
-            blobs = [_read_frame(proto_in) for _ in range(int(header.get("blobs", 0)))]
-        except EOFError:
-            return
-        try:
-            reply = run_job(header, blobs, config)
-        except MemoryError:
-            reply = _error("memory", "the verifier exceeded its memory limit")
-            reply["recycle"] = True
-        reply["id"] = header.get("id")
-        _write_frame(proto_out, json.dumps(reply).encode())
-        if reply.get("recycle"):
-            return  # the parent starts a fresh worker: no half-freed heap carries over
 
 
-if __name__ == "__main__":
-    main()
+_WARMUP_SOURCE = """
+def verify_warmup(initial, final, final_answer):
+    rows = final.execute("SELECT n FROM t").fetchall()
+    return {"complete": len(rows) == 1, "evidence": {"rows": [list(r) for r in rows]}}
+"""
+
+
+def _warmup_image() -> bytes:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (n INTEGER)")
+    conn.execute("INSERT INTO t VALUES (1)")
+    image = conn.serialize()
+    conn.close()
+    return image
+
+
+_WARMUP_IMAGE = _warmup_image()
+
+
+def sandbox_warmup() -> None:
+    """In each fresh child, before its job arrives: one known verification, so the pages a
+    verification touches are already the child's own when the real one runs."""
+    header = {
+        "source": _WARMUP_SOURCE,
+        "function": "verify_warmup",
+        "style": "connections",
+        "paths": [],
+        "pass_final_answer": True,
+        "final_answer": None,
+        "cpu_limit_s": 5.0,
+    }
+    run_job(header, [_WARMUP_IMAGE, _WARMUP_IMAGE], header)
+
+
+def run(header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+    """One verification, in a fork of its own (see :mod:`awm_envs.sandbox.forkhost`)."""
+    try:
+        return run_job(header, blobs, header)
+    except MemoryError:
+        return _error("memory", "the verifier exceeded its memory limit")
