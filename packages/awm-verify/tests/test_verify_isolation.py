@@ -69,7 +69,7 @@ def test_a_poisoning_verifier_cannot_flip_later_verdicts(name: str, orders_image
         assert done.complete is True
 
 
-ESCAPE = '''
+ESCAPE = """
 def verify_escape(initial, final, final_answer):
     g = __import__.__globals__          # the policy module's globals
     g["STATE"].active = False           # the Python-level policy is off from here on
@@ -95,7 +95,7 @@ def verify_escape(initial, final, final_answer):
     seen["secret"] = os.environ.get("AWM_TEST_SECRET", "absent")
     seen["system"] = os.system("sleep 30 & sleep 30 &") if hasattr(os, "system") else "absent"
     return {"complete": False, "evidence": seen}
-'''
+"""
 
 
 class _Listener:

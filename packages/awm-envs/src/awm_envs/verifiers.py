@@ -128,6 +128,7 @@ def run_native_verifier(
 
 
 SOURCE_ATTRIBUTE = "__awm_verifier_source__"
+VERIFIER_JOB = "awm_envs.sandbox.verifier_job:run"
 
 
 def load_verifier_source(bundle_dir: str | Path) -> ModuleType:
@@ -146,13 +147,32 @@ def load_verifier_source(bundle_dir: str | Path) -> ModuleType:
 
 
 class _NativeSandbox:
-    """awm-envs' own verifier sandbox, for native ``(initial, final, final_answer)`` verifiers."""
+    """awm-envs' own verifier sandbox, for native ``(initial, final, final_answer)`` verifiers.
+
+    Inside a sandbox already (a synthesis check validating a bundle), each
+    verification is a fork of this process instead: same policy, same limits,
+    a process of its own, and no sandbox nested in a sandbox.
+    """
 
     def __init__(self, cpu_s: float | None, wall_s: float | None, size: int) -> None:
         from awm_envs.sandbox import JobPool, Limits
+        from awm_envs.sandbox.boot import inside_sandbox
 
         self.limits = Limits().with_(cpu_s=cpu_s, wall_s=wall_s)
-        self._jobs = JobPool("awm_envs.sandbox.verifier_job:run", size=size, limits=self.limits)
+        self._jobs: Any = None
+        if not inside_sandbox():
+            self._jobs = JobPool(VERIFIER_JOB, size=size, limits=self.limits)
+
+    def _run(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+        if self._jobs is not None:
+            reply, _ = self._jobs.run(header, blobs)
+            return reply  # type: ignore[no-any-return]
+        from awm_envs.sandbox import verifier_job
+        from awm_envs.sandbox.forkhost import run_in_fork
+
+        verifier_job.sandbox_prepare_once()
+        reply, _ = run_in_fork(verifier_job.run, header, blobs, self.limits.to_json())
+        return reply
 
     def run(
         self, source: str, *, initial: bytes, final: bytes, function: str, final_answer: str | None
@@ -166,14 +186,17 @@ class _NativeSandbox:
             "final_answer": final_answer,
             "cpu_limit_s": self.limits.cpu_s,
         }
-        reply, _ = self._jobs.run(header, [initial, final])
+        reply = self._run(header, [initial, final])
         if reply.get("status") != "ok":
             kind, message = reply.get("kind", "crash"), reply.get("message", "unknown failure")
-            return VerifierOutcome(False, error=f"{function} failed in the sandbox ({kind}): {message}")
+            return VerifierOutcome(
+                False, error=f"{function} failed in the sandbox ({kind}): {message}"
+            )
         result = json.loads(reply["result_json"])
         if not isinstance(result, dict) or not isinstance(result.get("complete"), bool):
             return VerifierOutcome(
-                False, error=f"{function} returned {result!r}; expected a dict with a boolean 'complete'"
+                False,
+                error=f"{function} returned {result!r}; expected a dict with a boolean 'complete'",
             )
         evidence = result.get("evidence", {})
         return VerifierOutcome(
@@ -181,7 +204,8 @@ class _NativeSandbox:
         )
 
     def close(self) -> None:
-        self._jobs.close()
+        if self._jobs is not None:
+            self._jobs.close()
 
 
 class SandboxedVerifierRunner:
@@ -197,15 +221,26 @@ class SandboxedVerifierRunner:
     needs_source = True
 
     def __init__(
-        self, pool: Any = None, *, cpu_s: float | None = None, wall_s: float | None = None, size: int = 1
+        self,
+        pool: Any = None,
+        *,
+        cpu_s: float | None = None,
+        wall_s: float | None = None,
+        size: int = 1,
     ) -> None:
         if pool is None:
+            from awm_envs.sandbox.boot import inside_sandbox
+
             try:  # a declared optional dependency, imported by name: not found by convention
+                if inside_sandbox():
+                    raise ImportError("inside a sandbox: fork per verification instead")
                 from awm_verify.sandbox import SandboxLimits, VerifierPool
             except ImportError:
                 pool = _NativeSandbox(cpu_s, wall_s, size)
             else:
-                overrides = {k: v for k, v in (("cpu_s", cpu_s), ("wall_s", wall_s)) if v is not None}
+                overrides = {
+                    k: v for k, v in (("cpu_s", cpu_s), ("wall_s", wall_s)) if v is not None
+                }
                 pool = VerifierPool(size=size, limits=SandboxLimits(**overrides))
         self._pool = pool
 

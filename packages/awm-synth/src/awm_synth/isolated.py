@@ -1,35 +1,25 @@
-"""Work that runs inside a short-lived, resource-limited child process (see :mod:`awm_synth.sandbox`).
+"""Work that runs inside the sandbox, one fresh fork per check (see :mod:`awm_synth.sandbox`).
 
-Each function here executes generated code, so it is only ever called in a
-child started by :func:`awm_synth.sandbox.run_isolated`: a hang is killed at
-the parent's deadline, a crash or the memory limit ends only the child. The
-module is preloaded by the fork server, so a child starts with FastAPI,
-SQLAlchemy and the awm-envs runtime already imported (milliseconds, not a
-second of imports per check).
-
-Arguments and results are plain lists, tuples and strings: cheap to pickle,
-and nothing from generated code (an exception object, a model instance) can
-reach the parent.
+Each function here executes generated code, so it only ever runs as the job
+of an :class:`awm_envs.sandbox.JobPool` template: under bubblewrap, in a child
+forked for that one check from a template that already imported FastAPI,
+SQLAlchemy and the awm-envs runtime (milliseconds, not a second of imports),
+with the check's wall clock and memory limit. Arguments and results are JSON:
+nothing from generated code (an exception object, a model instance) can reach
+the host.
 """
 
 from __future__ import annotations
 
-import os
-import resource
-import signal
-from collections.abc import Callable
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-# Imported for the fork server's preload: children then fork with these already in memory.
+# Imported in the template: children then fork with these already in memory.
 import awm_envs.validate  # noqa: F401
+import awm_synth._warm  # noqa: F401 - loads one catalog app, so forks start past lazy set-up
 from awm_synth.apprunner import AppHarness, AppLoadError
 
 Call = tuple[str, dict[str, Any]]
-
-# Environment variables a child keeps: generated code must not see API keys or tokens.
-_KEEP_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
 
 
 def bundle_problems(path: str) -> list[str]:
@@ -76,41 +66,29 @@ def crash_locations(source: str, template: bytes, sequences: list[list[Call]]) -
     return found
 
 
-def _scrub_environment() -> None:
-    for key in list(os.environ):
-        if key not in _KEEP_ENV:
-            del os.environ[key]
-
-
-def _limit_memory(limit_bytes: int | None) -> None:
-    """Cap the address space at what the child already maps plus ``limit_bytes``."""
-    if not limit_bytes:
-        return
+def job(header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+    """The sandbox job: ``header['fn']`` with ``header['args']`` (and the blobs, for crash replays)."""
+    fn = header["fn"]
     try:
-        with open("/proc/self/statm") as f:
-            base = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
-        base = 0
-    resource.setrlimit(resource.RLIMIT_AS, (base + limit_bytes, resource.RLIM_INFINITY))
-
-
-def child_main(
-    conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...], memory_limit: int | None
-) -> None:
-    """Entry point of an isolated child: run ``fn(*args)`` once and send back ``(ok, value)``."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
-    _scrub_environment()
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    _limit_memory(memory_limit)
-    try:
-        reply: tuple[bool, Any] = (True, fn(*args))
+        if fn == "bundle_problems":
+            value: Any = bundle_problems(*header["args"])
+        elif fn == "crash_locations":
+            source, sequences = header["args"]
+            value = crash_locations(
+                source, blobs[0], [[tuple(c) for c in seq] for seq in sequences]
+            )
+        else:
+            return {"status": "error", "kind": "invalid", "message": f"unknown check {fn!r}"}
     except MemoryError:
-        reply = (False, "MemoryError: the check ran out of memory (its memory limit)")
+        return {
+            "status": "error",
+            "kind": "memory",
+            "message": "the check ran out of memory (its memory limit)",
+        }
     except BaseException as exc:  # noqa: BLE001 - generated code may raise SystemExit
-        reply = (False, f"{type(exc).__name__}: {exc}")
-    try:
-        conn.send(reply)
-    except Exception as exc:  # an unpicklable value: say so rather than die silently
-        conn.send((False, f"the result could not be sent back: {exc}"))
-    finally:
-        conn.close()
+        return {"status": "error", "kind": "exception", "message": f"{type(exc).__name__}: {exc}"}
+    return {"status": "ok", "value": value}
+
+
+def sandbox_warmup() -> None:
+    """Each forked child, before its check: nothing (the template warmed up at import)."""

@@ -27,20 +27,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import multiprocessing
 import os
 import re
 import shutil
-import signal
-import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from awm_core.models import ToolResult, ToolSpec
+from awm_envs.sandbox import JobPool, Limits, SandboxStartError, describe_exit
 from awm_envs.verifiers import VerifierOutcome
 from awm_envs.workers import RemoteInstance, WorkerDied, WorkerPool, WorkerRequestError
 from awm_synth.apprunner import AppLoadError
@@ -89,95 +87,39 @@ def cpu_slots() -> int:
 
 # --------------------------------------------------------------------------- child processes
 
-_PRELOAD = ["awm_envs.worker", "awm_synth.isolated", "awm_synth._warm"]
-
-
-def _mp_context() -> multiprocessing.context.BaseContext:
-    """The fork server (Linux), started once with the runtime and the check code preloaded."""
-    if not sys.platform.startswith("linux"):
-        return multiprocessing.get_context("spawn")
-    ctx = multiprocessing.get_context("forkserver")
-    from multiprocessing import forkserver
-
-    # The preload list is read only when the server starts, so make sure it is ours (the
-    # awm-envs worker pool sets its own, a subset, when it is constructed).
-    ctx.set_forkserver_preload(_PRELOAD)
-    forkserver.ensure_running()
-    return ctx
+ISOLATED_JOB = "awm_synth.isolated:job"
 
 
 def _exit_detail(exitcode: int | None) -> str:
-    if exitcode is None:
-        return "it was killed"
-    if exitcode < 0:
-        try:
-            name = signal.Signals(-exitcode).name
-        except ValueError:
-            name = f"signal {-exitcode}"
-        hint = (
-            " (the memory limit, or a crash in native code)"
-            if name in ("SIGKILL", "SIGSEGV")
-            else ""
-        )
-        return f"it was killed by {name}{hint}"
-    return f"it exited with status {exitcode} (os._exit or sys.exit in generated code?)"
+    return f"it {describe_exit(exitcode)}"
 
 
 async def run_isolated(
-    fn: Callable[..., Any], *args: Any, timeout: float, memory_limit: int | None
+    jobs: JobPool,
+    fn: str,
+    *args: Any,
+    blobs: Sequence[bytes] = (),
+    timeout: float,
+    memory_limit: int | None,
 ) -> Any:
-    """Run ``fn(*args)`` in a fresh child process and return its value.
+    """Run the check ``fn`` of :mod:`awm_synth.isolated` in a fresh fork of a sandbox template.
 
-    ``fn`` must be a module-level function (it is pickled by name). A child
-    that outlives ``timeout`` is killed; one that dies, or whose ``fn``
-    raises, ends in :class:`IsolatedRunError` with a message for the model.
+    A check that outlives ``timeout`` is killed; one that dies, or raises,
+    ends in :class:`IsolatedRunError` with a message for the model.
     """
-    from awm_synth.isolated import child_main
-
-    loop = asyncio.get_running_loop()
+    limits = jobs.limits.with_(wall_s=timeout, cpu_s=timeout, memory_bytes=memory_limit or None)
     try:
-        ctx = await loop.run_in_executor(None, _mp_context)
-        reader, writer = ctx.Pipe(duplex=False)
-        proc = ctx.Process(  # type: ignore[attr-defined]
-            target=child_main, args=(writer, fn, args, memory_limit), daemon=True
-        )
-        await loop.run_in_executor(None, proc.start)
-    except OSError as exc:
-        raise SandboxUnavailableError(f"a sandbox child process did not start: {exc}") from exc
-    writer.close()
-    done: asyncio.Future[tuple[bool, Any] | None] = loop.create_future()
-
-    def _readable() -> None:
-        loop.remove_reader(reader.fileno())
-        try:
-            value = reader.recv()
-        except (EOFError, OSError):
-            value = None
-        if not done.done():
-            done.set_result(value)
-
-    loop.add_reader(reader.fileno(), _readable)
-    try:
-        reply = await asyncio.wait_for(done, timeout)
-    except TimeoutError:
-        raise IsolatedRunError(
-            "timeout", f"did not finish within {timeout:g} s and was stopped"
-        ) from None
-    finally:
-        with contextlib.suppress(Exception):
-            loop.remove_reader(reader.fileno())
-        if proc.is_alive() and not done.done():
-            proc.kill()
-        await loop.run_in_executor(None, proc.join, 5)
-        if proc.is_alive():
-            proc.kill()
-        reader.close()
-    if reply is None:
-        raise IsolatedRunError("crash", f"its process died: {_exit_detail(proc.exitcode)}")
-    ok, value = reply
-    if not ok:
-        raise IsolatedRunError("error", str(value))
-    return value
+        reply, _ = await jobs.arun({"fn": fn, "args": list(args)}, list(blobs), limits)
+    except (SandboxStartError, OSError) as exc:
+        raise SandboxUnavailableError(f"the sandbox for checks did not start: {exc}") from exc
+    if reply.get("status") == "ok":
+        return reply.get("value")
+    kind, message = str(reply.get("kind", "crash")), str(reply.get("message", ""))
+    if kind == "timeout":
+        raise IsolatedRunError("timeout", f"did not finish within {timeout:g} s and was stopped")
+    if kind in ("crash", "memory"):
+        raise IsolatedRunError("crash", f"its process died: {message}")
+    raise IsolatedRunError("error", message)
 
 
 # --------------------------------------------------------------------------- candidate bundles
@@ -396,6 +338,15 @@ class CheckSandbox:
                 memory_bytes=min(self.limits.memory_bytes, 512 * 1024**2),
             ),
         )
+        # One-shot checks that import generated code (crash replays, the runtime's validation
+        # of a finished bundle): a fresh fork of a warm sandbox template each, staged
+        # candidates readable, nothing else of the host.
+        self._isolated = JobPool(
+            ISOLATED_JOB,
+            size=self.slots,
+            limits=Limits(memory_bytes=self.limits.memory_bytes, wall_s=self.limits.package_s),
+            ro_paths=[self._root],
+        )
         self._verify_threads = ThreadPoolExecutor(
             max_workers=self.slots, thread_name_prefix="awm-synth-verify"
         )
@@ -407,10 +358,10 @@ class CheckSandbox:
         return self
 
     async def _ready(self) -> None:
-        """Start the fork server with our preload before the first worker (once per sandbox)."""
+        """Start the check templates (in parallel, off the event loop) before the first check."""
         if not self._started:
-            await asyncio.get_running_loop().run_in_executor(None, _mp_context)
             self._started = True
+            await asyncio.get_running_loop().run_in_executor(None, self._isolated.start)
 
     async def __aexit__(self, *exc: object) -> None:
         self.close()
@@ -421,6 +372,7 @@ class CheckSandbox:
             return
         self._closed = True
         self._verifiers.close()
+        self._isolated.close()
         self._verify_threads.shutdown(wait=False, cancel_futures=True)
         shutil.rmtree(self._root, ignore_errors=True)
 
@@ -487,16 +439,15 @@ class CheckSandbox:
 
         Best effort: a child that fails or hangs just gives no location.
         """
-        from awm_synth.isolated import crash_locations
-
         if not sequences:
             return []
         try:
             found = await run_isolated(
-                crash_locations,
+                self._isolated,
+                "crash_locations",
                 source,
-                template,
                 [[(t, dict(a)) for t, a in seq] for seq in sequences],
+                blobs=[template],
                 timeout=self.limits.startup_s + self.limits.call_s * sum(map(len, sequences)),
                 memory_limit=self.limits.memory_bytes,
             )
@@ -562,17 +513,22 @@ class CheckSandbox:
 
     async def bundle_problems(self, folder: Path) -> list[str]:
         """The runtime's load-and-validate verdict on a finished bundle, from a child process."""
-        from awm_synth.isolated import bundle_problems
-
+        # The sandbox sees only the staging root: validate a copy of the bundle made there.
+        copy = Path(tempfile.mkdtemp(prefix="package-", dir=self._root)) / folder.name
+        shutil.copytree(folder, copy)
         try:
             problems = await run_isolated(
-                bundle_problems,
-                str(folder),
+                self._isolated,
+                "bundle_problems",
+                str(copy),
                 timeout=self.limits.package_s,
                 memory_limit=self.limits.memory_bytes,
             )
         except IsolatedRunError as exc:
             return [f"the runtime's validation {exc.message}"]
+        finally:
+            shutil.rmtree(copy.parent, ignore_errors=True)
+        problems = [p.replace(str(copy), str(folder)) for p in problems]
         return [p.replace(str(folder), "the bundle") for p in problems]
 
 

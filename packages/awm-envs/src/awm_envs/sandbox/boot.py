@@ -11,12 +11,20 @@ returns.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
 import resource
 import signal
 import sys
+
+INSIDE_ENV = "AWM_INSIDE_SANDBOX"
+
+
+def inside_sandbox() -> bool:
+    """Whether this process was started by :class:`~awm_envs.sandbox.process.SandboxProcess`."""
+    return os.environ.get(INSIDE_ENV) == "1"
 
 
 def set_pdeathsig(host_pid: int) -> None:
@@ -38,10 +46,8 @@ def _set(which: int, soft: int) -> None:
     _, hard = resource.getrlimit(which)
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
-    try:
+    with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(which, (soft, hard))
-    except (ValueError, OSError):
-        pass
 
 
 def address_space_in_use() -> int:
@@ -74,6 +80,7 @@ def main() -> None:
     sys.path[:] = [p for p in config.get("sys_path", sys.path) if p]
     os.environ.clear()
     os.environ.update(config.get("env", {}))
+    os.environ[INSIDE_ENV] = "1"  # code in here forks for nested jobs instead of nesting sandboxes
     fd = int(config["fd"])
     os.set_inheritable(fd, False)
     # fd 1 is the host's stdout (or /dev/null): point it at stderr so stray prints of

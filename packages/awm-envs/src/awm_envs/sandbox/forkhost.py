@@ -18,6 +18,7 @@ the template (warm-ups, audit hooks).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import math
@@ -132,7 +133,7 @@ class ForkHost:
     """
 
     def __init__(
-        self, job: Job, warmup: Callable[[], Any] | None, isolated: bool, channel: int
+        self, job: Job, warmup: Callable[[], Any] | None, isolated: bool, channel: int | None
     ) -> None:
         self.job = job
         self.warmup = warmup
@@ -156,7 +157,8 @@ class ForkHost:
         if pid == 0:  # the next job's child
             os.close(jobs_out)
             os.close(replies_in)
-            os.close(self.channel)
+            if self.channel is not None:
+                os.close(self.channel)
             _serve_one(self.job, self.warmup, jobs_in, replies_out)
         os.close(jobs_in)
         os.close(replies_out)
@@ -187,12 +189,17 @@ class ForkHost:
         self._kill_job(spare.pid)
         status = self._reap(spare.pid)
         if problem == "timeout":
-            return _error("timeout", f"the code ran longer than its {wall:g} s wall-clock limit and was killed"), []
+            return _error(
+                "timeout",
+                f"the code ran longer than its {wall:g} s wall-clock limit and was killed",
+            ), []
         if problem == "oversized":
             return _error("bad_output", f"the code's reply is over the {cap}-byte limit"), []
         code = os.waitstatus_to_exitcode(status) if status is not None else None
         if code == -signal.SIGXCPU:
-            return _error("timeout", f"the code exceeded its {limits.get('cpu_s')} s CPU time limit"), []
+            return _error(
+                "timeout", f"the code exceeded its {limits.get('cpu_s')} s CPU time limit"
+            ), []
         detail = f": {problem}" if problem else ""
         return _error("crash", f"the process running the code {describe_exit(code)}{detail}"), []
 
@@ -203,6 +210,8 @@ class ForkHost:
             self._discard(spare, wait=False)
             self._clean_up(spare.pid)
         self._reap_zombies()
+        if self.channel is None:
+            return
         if not self.spares or not _readable(self.channel):
             self.fill()  # a job already waiting takes a ready spare first; refill after it
 
@@ -211,10 +220,8 @@ class ForkHost:
         if wait:
             self._reap(spare.pid)
         for fd in (spare.jobs_out, spare.replies_in):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
 
     @staticmethod
     def _reap_zombies() -> None:
@@ -263,10 +270,8 @@ class ForkHost:
     @staticmethod
     def _kill_job(pid: int) -> None:
         for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 kill()
-            except (ProcessLookupError, PermissionError):
-                pass
 
     def _clean_up(self, pid: int) -> None:
         """Nothing a job started may outlive it, and nothing it wrote may reach the next one."""
@@ -282,24 +287,37 @@ class ForkHost:
             if not others:
                 break
             for other in others:
-                try:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(other, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
             for other in others:  # they are our orphans only if bwrap's init reaped them
-                try:
+                with contextlib.suppress(ChildProcessError):
                     os.waitpid(other, os.WNOHANG)
-                except ChildProcessError:
-                    pass
         for entry in os.listdir("/tmp"):
             path = os.path.join("/tmp", entry)
             if os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path, ignore_errors=True)
             else:
-                try:
+                with contextlib.suppress(OSError):
                     os.unlink(path)
-                except OSError:
-                    pass
+
+
+def run_in_fork(
+    job: Job,
+    header: dict[str, Any],
+    blobs: list[bytes] | None = None,
+    limits: dict[str, Any] | None = None,
+) -> wire.Message:
+    """One job in a fork of *this* process, with the same limits and clean-up as a template's.
+
+    For code already inside a sandbox (a synthesis check that validates a
+    bundle): its verifiers still get a process each, without a sandbox nested
+    in a sandbox.
+    """
+    host = ForkHost(job, None, isolated=False, channel=None)
+    try:
+        return host.run(header, blobs or [], limits or {})
+    finally:
+        host.finish()
 
 
 def _resolve(spec: str) -> tuple[Job, Any]:

@@ -105,7 +105,9 @@ class ForkServer:
             return error_reply("crash", f"the sandbox template {reason} ({exc})"), []
         if reply is None:
             self._discard()
-            return error_reply("timeout", "the sandbox template stopped answering and was killed"), []
+            return error_reply(
+                "timeout", "the sandbox template stopped answering and was killed"
+            ), []
         return reply
 
     def _discard(self) -> None:

@@ -133,7 +133,9 @@ def bwrap_argv(
         argv += ["--bind", p, p]
     for key, value in env.items():
         argv += ["--setenv", key, value]
-    argv += ["--chdir", "/tmp", "--"]
+    # the root is bwrap's own tmpfs, holding the mount points: read-only too, so the only
+    # writable place is /tmp (wiped between jobs) and what rw_paths grants
+    argv += ["--remount-ro", "/", "--chdir", "/tmp", "--"]
     return argv
 
 
@@ -211,4 +213,3 @@ __all__ = [
     "detect",
     "resolve",
 ]
-

@@ -19,9 +19,9 @@ def _try(fn: Any) -> str:
     return "allowed"
 
 
-def _connect_loopback() -> None:
-    with socket.create_connection(("127.0.0.1", 9), timeout=0.5):
-        pass
+def _read_passwd() -> None:
+    with open("/etc/passwd") as f:
+        f.read()
 
 
 def _connect_outside() -> None:
@@ -37,7 +37,7 @@ def _write_home() -> None:
 def inspect(header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
     """What the sandbox looks like from inside."""
     seen = {
-        "read /etc/passwd": _try(lambda: open("/etc/passwd").read()),
+        "read /etc/passwd": _try(_read_passwd),
         "write outside /tmp": _try(_write_home),
         "connect to 127.0.0.1 (host loopback)": "blocked" if _loopback_is_private() else "allowed",
         "connect to the internet": _try(_connect_outside),

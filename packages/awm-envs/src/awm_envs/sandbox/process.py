@@ -18,8 +18,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,27 @@ CHANNEL_FD = 3
 
 # What sandboxed code may see of the host's environment: nothing secret.
 _KEPT_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+
+
+_spawner: ThreadPoolExecutor | None = None
+_spawner_lock = threading.Lock()
+
+
+def _spawn(argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    """``Popen`` from one long-lived thread.
+
+    bubblewrap's ``--die-with-parent`` (and ``PR_SET_PDEATHSIG``) fire when the
+    *thread* that started the process ends, not the process: a sandbox started
+    from a short-lived worker thread (``asyncio.to_thread``, an executor) would
+    be killed the moment that thread finished.
+    """
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="awm-sandbox-spawner")
+        spawner = _spawner
+    return spawner.submit(subprocess.Popen, argv, **kwargs).result()
+
 
 def sandbox_env(home: str = "/tmp") -> dict[str, str]:
     env = {k: os.environ[k] for k in _KEPT_ENV if k in os.environ}
@@ -94,7 +117,7 @@ class SandboxProcess:
                 *argv,
             ]
         try:
-            self.proc = subprocess.Popen(
+            self.proc = _spawn(
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=None if debug else subprocess.DEVNULL,
@@ -113,7 +136,9 @@ class SandboxProcess:
     def fileno(self) -> int:
         return self.sock.fileno()
 
-    def send(self, header: dict[str, Any], blobs: Sequence[bytes] = (), timeout: float = 30.0) -> None:
+    def send(
+        self, header: dict[str, Any], blobs: Sequence[bytes] = (), timeout: float = 30.0
+    ) -> None:
         wire.write_message(self.sock.fileno(), header, blobs, timeout)
 
     def recv(self, timeout: float | None) -> wire.Message | None:

@@ -30,7 +30,6 @@ two database images as blobs; "paths": two read-only files), ``paths``,
 from __future__ import annotations
 
 import builtins
-import contextlib
 import hashlib
 import io
 import json
@@ -583,6 +582,8 @@ def _warm_up() -> None:
 
 def sandbox_prepare() -> None:
     """Once, in the template: warm every allowed module, then install the (idle) audit policy."""
+    global _prepared
+    _prepared = True
     _warm_up()
     signal.signal(signal.SIGPROF, _on_cpu_signal)
     signal.signal(signal.SIGXCPU, _on_cpu_signal)
@@ -621,6 +622,17 @@ def sandbox_warmup() -> None:
         "cpu_limit_s": 5.0,
     }
     run_job(header, [_WARMUP_IMAGE, _WARMUP_IMAGE], header)
+
+
+_prepared = False
+
+
+def sandbox_prepare_once() -> None:
+    """:func:`sandbox_prepare` for a process that is not a template (audit hooks stack up)."""
+    global _prepared
+    if not _prepared:
+        _prepared = True
+        sandbox_prepare()
 
 
 def run(header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:

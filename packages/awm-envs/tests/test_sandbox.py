@@ -1,0 +1,249 @@
+"""awm_envs.sandbox: the one sandbox for generated code, tested with hostile jobs.
+
+``probe:run_python`` runs arbitrary code with full builtins and no Python-level
+policy at all, so everything asserted here is held by the OS layer
+(bubblewrap, rlimits, fork per job), not by good behaviour.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from awm_envs.sandbox import (
+    ForkServer,
+    FrameReader,
+    IsolationUnavailable,
+    JobPool,
+    Limits,
+    ProtocolError,
+    describe_exit,
+    detect,
+)
+from awm_envs.sandbox.wire import encode
+
+isolated = pytest.mark.skipif(not detect().isolated, reason=f"no OS isolation: {detect().reason}")
+
+
+def _sleepers(tag: str) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if cmd.strip() == f"sleep {tag}":
+                found.append(pid)
+    return found
+
+
+@pytest.fixture(scope="module")
+def python_jobs() -> Iterator[ForkServer]:
+    with ForkServer(
+        "awm_envs.sandbox.probe:run_python",
+        limits=Limits(cpu_s=1, wall_s=2, memory_bytes=256 * 1024**2),
+    ) as server:
+        yield server
+
+
+def run(server: ForkServer, code: str) -> dict[str, object]:
+    reply, _ = server.run({"code": code})
+    return reply
+
+
+# --------------------------------------------------------------------------- the wire
+
+
+def test_frames_decode_incrementally_byte_by_byte() -> None:
+    data = encode({"a": 1}, [b"xyz", b""]) + encode({"b": 2})
+    reader = FrameReader()
+    got = []
+    for i in range(len(data)):
+        got += reader.feed(data[i : i + 1])
+    assert got == [({"a": 1}, [b"xyz", b""]), ({"b": 2}, [])]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        (1 << 31).to_bytes(4, "big"),  # a frame over the limit: never allocated
+        (5).to_bytes(4, "big") + b"nope!",  # not JSON
+        (2).to_bytes(4, "big") + b"[]",  # not an object
+    ],
+)
+def test_garbage_from_a_sandbox_is_a_protocol_error(data: bytes) -> None:
+    with pytest.raises(ProtocolError):
+        FrameReader().feed(data)
+
+
+def test_describe_exit_names_signals_and_statuses() -> None:
+    assert "segmentation fault" in describe_exit(-11)
+    assert "segmentation fault" in describe_exit(128 + 11)  # bwrap's way of saying it
+    assert "status 7" in describe_exit(7)
+    assert "CPU" in describe_exit(-24)
+
+
+# --------------------------------------------------------------------------- fork per job
+
+
+def test_each_job_starts_clean_whatever_the_previous_one_changed(python_jobs) -> None:
+    assert (
+        run(python_jobs, "import builtins; builtins.abs = lambda x: 0; result = 1")["status"]
+        == "ok"
+    )
+    assert (
+        run(python_jobs, "import json; json.loads = lambda *a, **k: 'x'; result = 1")["status"]
+        == "ok"
+    )
+    assert (
+        run(python_jobs, "open('/tmp/note', 'w').write('left behind'); result = 1")["status"]
+        == "ok"
+    )
+    gone = run(python_jobs, "import os; result = os.listdir('/tmp')")
+    assert gone == {"status": "ok", "result": "[]"}
+    ok = run(python_jobs, "import json; result = (abs(-2), json.loads('1'))")
+    assert ok == {"status": "ok", "result": "(2, 1)"}
+
+
+def test_an_infinite_loop_is_a_timeout_and_the_next_job_runs(python_jobs) -> None:
+    started = time.monotonic()
+    reply = run(python_jobs, "while True: pass")
+    assert reply["kind"] == "timeout"
+    assert time.monotonic() - started < 6
+    assert run(python_jobs, "result = 2")["status"] == "ok"
+
+
+def test_a_memory_bomb_hits_the_memory_limit(python_jobs) -> None:
+    reply = run(python_jobs, "x = bytearray(1024 ** 3)")
+    assert reply["kind"] == "memory"
+    assert run(python_jobs, "result = 3")["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("code", "needle"),
+    [
+        ("import os; os._exit(7)", "exited with status 7"),
+        ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "segmentation fault"),
+        ("raise SystemExit(3)", "SystemExit"),
+    ],
+)
+def test_a_dying_job_is_explained(python_jobs, code: str, needle: str) -> None:
+    reply = run(python_jobs, code)
+    assert reply["status"] == "error"
+    assert needle in str(reply["message"]) + str(reply.get("traceback"))
+    assert run(python_jobs, "result = 4")["status"] == "ok"
+
+
+def test_nothing_a_job_starts_outlives_it(python_jobs) -> None:
+    code = (
+        "import subprocess\n"
+        "subprocess.Popen(['sleep', '4242'], start_new_session=True)\n"
+        "subprocess.Popen(['sh', '-c', '(setsid sleep 4242 &) ; sleep 4242 &'])\n"
+        "result = 1"
+    )
+    if not detect().isolated:
+        code = "import subprocess\nsubprocess.Popen(['sleep', '4242'])\nresult = 1"
+    assert run(python_jobs, code)["status"] == "ok"
+    time.sleep(0.2)
+    assert run(python_jobs, "result = 5")["status"] == "ok"  # the clean-up ran before this job
+    assert _sleepers("4242") == []
+
+
+def test_a_template_killed_from_outside_is_replaced(python_jobs) -> None:
+    assert python_jobs.proc is not None
+    os.kill(python_jobs.proc.pid, 9)
+    python_jobs.proc.proc.wait()
+    assert run(python_jobs, "result = 6") == {"status": "ok", "result": "6"}
+    assert python_jobs.restarts >= 1
+
+
+def test_a_sandbox_started_from_a_short_lived_thread_survives_it() -> None:
+    """--die-with-parent follows the starting *thread*: starting must not tie the sandbox to it."""
+    server = ForkServer("awm_envs.sandbox.probe:echo")
+    try:
+        thread = threading.Thread(target=server.start)
+        thread.start()
+        thread.join()
+        time.sleep(0.3)
+        assert server.proc is not None and server.proc.alive()
+        assert server.run({"n": 1})[0] == {"status": "ok", "echo": {"n": 1}}
+    finally:
+        server.close()
+
+
+def test_a_job_pool_runs_jobs_in_parallel_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with JobPool("awm_envs.sandbox.probe:echo", size=2) as pool, ThreadPoolExecutor(4) as ex:
+        replies = list(ex.map(lambda i: pool.run({"i": i}, [b"ab"]), range(12)))
+    assert [r[0]["echo"]["i"] for r in replies] == list(range(12))
+    assert all(r[1] == [b"ba"] for r in replies)
+
+
+# --------------------------------------------------------------------------- the OS layer
+
+
+@isolated
+def test_the_sandbox_sees_no_host_files_secrets_or_network(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host data")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    code = f"""
+import os, socket
+out = {{}}
+for name, fn in [
+    ("passwd", lambda: open("/etc/passwd").read()),
+    ("host file", lambda: open({str(secret)!r}).read()),
+    ("write", lambda: open({str(Path.cwd() / "escaped")!r}, "w").write("x")),
+    ("write root", lambda: open("/escaped", "w").write("x")),
+    ("loopback", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=1)),
+]:
+    try:
+        fn()
+        out[name] = "allowed"
+    except Exception as exc:
+        out[name] = type(exc).__name__
+out["env"] = sorted(os.environ)
+result = out
+"""
+    try:
+        with ForkServer("awm_envs.sandbox.probe:run_python") as server:
+            reply = run(server, code)
+    finally:
+        listener.close()
+    seen = eval(str(reply["result"]))  # noqa: S307 - our own repr of a dict of strings
+    assert seen["passwd"] != "allowed" and seen["host file"] != "allowed"
+    assert seen["write"] != "allowed" and seen["write root"] != "allowed"
+    assert not (Path.cwd() / "escaped").exists()
+    assert seen["loopback"] != "allowed"
+    assert "OPENAI_API_KEY" not in seen["env"]
+
+
+def test_without_bubblewrap_the_process_layer_still_contains_jobs(monkeypatch) -> None:
+    monkeypatch.setenv("AWM_SANDBOX_ISOLATION", "off")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    with ForkServer(
+        "awm_envs.sandbox.probe:run_python", limits=Limits(cpu_s=1, wall_s=2)
+    ) as server:
+        assert not server.isolation.isolated
+        assert run(server, "while True: pass")["kind"] == "timeout"
+        env = run(server, "import os; result = sorted(os.environ)")
+        assert "OPENAI_API_KEY" not in str(env["result"])
+
+
+def test_isolation_can_be_required(monkeypatch) -> None:
+    monkeypatch.setenv("AWM_SANDBOX_ISOLATION", "off")
+    monkeypatch.setenv("AWM_REQUIRE_ISOLATION", "1")
+    with pytest.raises(IsolationUnavailable, match="AWM_REQUIRE_ISOLATION"):
+        ForkServer("awm_envs.sandbox.probe:echo")
