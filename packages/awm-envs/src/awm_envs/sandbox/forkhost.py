@@ -68,10 +68,8 @@ def _serve_one(job: Job, warmup: Callable[[], Any] | None, jobs_in: int, out: in
     os.setpgid(0, 0)
     _not_dumpable()  # a job running beside this spare cannot ptrace it or write its memory
     if warmup is not None:
-        try:
+        with contextlib.suppress(Exception):
             warmup()  # trusted code: faults in the pages a job touches, before the job waits
-        except Exception:
-            pass
     try:
         msg = wire.read_message(jobs_in)
     except (wire.ChannelClosed, wire.ProtocolError):
@@ -276,10 +274,9 @@ class ForkHost:
     def _clean_up(self, pid: int) -> None:
         """Nothing a job started may outlive it, and nothing it wrote may reach the next one."""
         if not self.own_namespace:
-            try:
-                os.killpg(pid, signal.SIGKILL)  # a child that left the group escapes: rlimits only
-            except (ProcessLookupError, PermissionError):
-                pass
+            # without a PID namespace, a child that left the job's group escapes: rlimits only
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
             return
         keep = {1, os.getpid(), *(s.pid for s in self.spares)}
         for _ in range(3):
