@@ -25,5 +25,7 @@ def register_commands(cli: click.Group) -> None:
     with contextlib.suppress(ImportError):  # `awm envs validate`, written separately
         import awm_envs.validate_cli  # noqa: F401
     import awm_envs.awm1k_cli  # noqa: F401  (import-awm / export-awm)
+    from awm_envs.sandbox.cli import sandbox_command
 
+    envs.add_command(sandbox_command)
     cli.add_command(envs)
