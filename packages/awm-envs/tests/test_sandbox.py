@@ -247,3 +247,35 @@ def test_isolation_can_be_required(monkeypatch) -> None:
     monkeypatch.setenv("AWM_REQUIRE_ISOLATION", "1")
     with pytest.raises(IsolationUnavailable, match="AWM_REQUIRE_ISOLATION"):
         ForkServer("awm_envs.sandbox.probe:echo")
+
+
+def test_awm_envs_sandbox_reports_what_code_inside_can_do() -> None:
+    """The command docs/security.md tells users to run first."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "awm_core.cli", "envs", "sandbox", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["isolation"] == detect().kind
+    seen = report["seen_from_inside"]
+    assert "OPENAI_API_KEY" not in seen["environment variables"]
+    if detect().isolated:
+        assert seen["read /etc/passwd"].startswith("blocked")
+        assert seen["connect to the internet"].startswith("blocked")
+    refused = subprocess.run(
+        [sys.executable, "-m", "awm_core.cli", "envs", "sandbox", "--require-isolation"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "AWM_SANDBOX_ISOLATION": "off"},
+    )
+    assert refused.returncode == 1 and "required" in refused.stderr
