@@ -171,8 +171,10 @@ def _warn_once(reason: str) -> None:
         "resource-limited processes without a private file system, network or PID namespace. "
         f"Set {REQUIRE_ENV}=1 to refuse to run instead. See docs/security.md."
     )
-    log.warning(msg)
-    print(f"WARNING: {msg}", file=sys.stderr)
+    if log.hasHandlers():  # an application that configured logging gets it there
+        log.warning(msg)
+    else:
+        print(f"WARNING: {msg}", file=sys.stderr)
 
 
 def detect() -> Isolation:
