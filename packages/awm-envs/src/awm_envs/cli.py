@@ -137,38 +137,37 @@ def list_command(as_json: bool, catalogs: list[Path]) -> None:
 @click.option("--schema", "show_schema", is_flag=True, help="Draw the tables with their keys.")
 @catalog_option
 def show_command(env: str, as_json: bool, show_schema: bool, catalogs: list[Path]) -> None:
-    """Show an environment: manifest, tools with parameters, tables and tasks."""
-    from awm_envs.environment import load_environment
+    """Show an environment: manifest, tools with parameters, tables and tasks.
 
-    e = load_environment(env, catalog=catalogs)
+    A bundle outside the shipped catalog is loaded in a sandbox worker, not here.
+    """
+    view = _bundle_view(env, catalogs)
     if show_schema:
         from awm_envs.schema_view import describe_schema, render_schema
 
-        described = describe_schema(e.template)
+        described = describe_schema(view.template)
         if as_json:
             _emit_json(described)
         else:
-            render_schema(e.id, described)
+            render_schema(view.id, described)
         return
-    inst = e.instance()
-    tables = {t: inst.query(f'SELECT COUNT(*) FROM "{t}"')[0][0] for t in e.bundle.tables}
-    inst.close()
+    tables = _row_counts(view.template, view.tables)
     if as_json:
         _emit_json(
             {
-                "manifest": e.bundle.manifest.model_dump(mode="json"),
-                "path": str(e.path),
-                "tools": [t.model_dump(mode="json") for t in e.tools],
+                "manifest": view.manifest.model_dump(mode="json"),
+                "path": str(view.path),
+                "tools": [t.model_dump(mode="json") for t in view.tools],
                 "tables": tables,
-                "tasks": [t.id for t in e.tasks],
-                "template_bytes": len(e.template),
+                "tasks": [t.id for t in view.tasks],
+                "template_bytes": len(view.template),
             }
         )
         return
-    m = e.bundle.manifest
-    click.echo(f"{m.id}: {m.name} ({m.category}, v{m.version})\n{m.description}\n{e.path}\n")
-    click.echo(f"tools ({len(e.tools)}):")
-    for t in e.tools:
+    m = view.manifest
+    click.echo(f"{m.id}: {m.name} ({m.category}, v{m.version})\n{m.description}\n{view.path}\n")
+    click.echo(f"tools ({len(view.tools)}):")
+    for t in view.tools:
         click.echo(
             f"  {signature(t)}\n      {t.description.splitlines()[0] if t.description else ''}"
         )
@@ -176,13 +175,45 @@ def show_command(env: str, as_json: bool, show_schema: bool, catalogs: list[Path
         f"\ntables ({len(tables)}, {sum(tables.values())} rows): "
         + ", ".join(f"{k}={v}" for k, v in tables.items())
     )
-    click.echo(f"\ntasks ({len(e.tasks)}):")
-    for t in e.tasks:
+    click.echo(f"\ntasks ({len(view.tasks)}):")
+    for t in view.tasks:
         calls = len(t.reference_solution or [])
         refusal = ", refusal" if t.expects_refusal else ""
         click.echo(
             f"  {t.id} [{t.complexity.value}, {calls} calls{refusal}]\n      {t.instruction}"
         )
+
+
+def _bundle_view(env: str, catalogs: list[Path]) -> Any:
+    """What ``show`` prints: loaded here for the shipped catalog, in a sandbox worker otherwise."""
+    from awm_envs.preflight import BundleDescription, describe_bundle, trusted
+    from awm_envs.sources import resolve_env
+
+    path = resolve_env(env, extra=catalogs)
+    if not trusted(path):
+        return describe_bundle(path)
+    from awm_envs.environment import load_environment
+
+    e = load_environment(path)
+    return BundleDescription(
+        path=e.path,
+        manifest=e.bundle.manifest,
+        tools=e.tools,
+        tasks=e.tasks,
+        tables=e.bundle.tables,
+        template=e.template,
+    )
+
+
+def _row_counts(template: bytes, tables: list[str]) -> dict[str, int]:
+    import sqlite3
+
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.deserialize(template)
+        return {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
+    finally:
+        conn.close()
 
 
 @envs.command(name="call")
@@ -192,19 +223,29 @@ def show_command(env: str, as_json: bool, show_schema: bool, catalogs: list[Path
 @click.option("--json", "as_json", is_flag=True, help="Print the result and the row diff as JSON.")
 @catalog_option
 def call_command(env: str, tool: str, args_json: str, as_json: bool, catalogs: list[Path]) -> None:
-    """Call one tool on a fresh instance; print the result and what changed in the database."""
+    """Call one tool on a fresh instance; print the result and what changed in the database.
+
+    A bundle outside the shipped catalog runs in a sandbox worker, not here.
+    """
     from awm_envs.diff import diff_images
-    from awm_envs.environment import load_environment
+    from awm_envs.preflight import trusted
+    from awm_envs.sources import resolve_env
 
     try:
         arguments = json.loads(args_json)
     except ValueError as exc:
         raise click.BadParameter(f"not JSON: {exc}", param_hint="--args") from None
-    e = load_environment(env, catalog=catalogs)
-    with e.instance() as inst:
-        before = inst.snapshot()
-        result = inst.call_tool_sync(tool, arguments)
-        changes = diff_images(before, inst.snapshot())
+    path = resolve_env(env, extra=catalogs)
+    if trusted(path):
+        from awm_envs.environment import load_environment
+
+        with load_environment(path).instance() as inst:
+            before = inst.snapshot()
+            result = inst.call_tool_sync(tool, arguments)
+            after = inst.snapshot()
+    else:
+        result, before, after = asyncio.run(_call_in_worker(path, tool, arguments))
+    changes = diff_images(before, after)
     if as_json:
         _emit_json(
             {"result": result.model_dump(mode="json"), "diff": [d.to_dict() for d in changes]}
@@ -237,6 +278,22 @@ def call_command(env: str, tool: str, args_json: str, as_json: bool, catalogs: l
             click.echo("\nno database changes")
     if result.is_error:
         sys.exit(1)
+
+
+async def _call_in_worker(path: Path, tool: str, arguments: Any) -> tuple[Any, bytes, bytes]:
+    """One call on a fresh instance in a sandbox worker: the result, the database before and after."""
+    from awm_envs.workers import WorkerDied, WorkerPool, WorkerRequestError
+
+    try:
+        async with WorkerPool(1) as pool:
+            inst = await pool.create(path)
+            before = await inst.snapshot()
+            result = await inst.call_tool(tool, arguments)
+            # a crashed or stopped call changed nothing (and its instance is gone)
+            after = before if result.error_type == "environment_error" else await inst.snapshot()
+            return result, before, after
+    except (WorkerDied, WorkerRequestError, TimeoutError) as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @envs.command(name="serve")
@@ -276,37 +333,53 @@ def serve_command(
     call_timeout: float,
     catalogs: list[Path],
 ) -> None:
-    """Serve ENV over MCP: --stdio, or streamable HTTP at http://HOST:PORT/mcp (one instance per session)."""
+    """Serve ENV over MCP: --stdio, or streamable HTTP at http://HOST:PORT/mcp (one instance per session).
+
+    With --workers N the tool code runs in N sandbox workers and the bundle's
+    app.py is never imported in this process.
+    """
     from awm_envs.environment import load_environment
     from awm_envs.mcp_server import serve_http, serve_stdio
+    from awm_envs.preflight import check_bundle
 
-    e = load_environment(env, catalog=catalogs)
-    if stdio:
-        asyncio.run(serve_stdio(e, idle_timeout=idle_timeout))
-        return
+    e = load_environment(env, catalog=catalogs)  # found now; app.py is imported on first use
+    if workers <= 0:
+        check_bundle(e.path)  # a crash or a hang at import: a clear error, not a dead server
+    announce = lambda p: click.echo(  # noqa: E731
+        f"serving {e.id} at http://{host}:{p}/mcp (and /mcp/i/{{id}})", err=True
+    )
 
     async def main() -> None:
         factory = None
         pool = None
+        tools = None
         if workers > 0:
-            from awm_envs.workers import WorkerPool
+            from awm_envs.workers import WorkerDied, WorkerPool, WorkerRequestError
 
-            pool = await WorkerPool(workers, call_timeout=call_timeout).start()
+            pool = WorkerPool(workers, call_timeout=call_timeout, spare=True)
+            try:
+                await pool.start()
+                tools = await pool.load(e.path)  # imported in a worker, never here
+            except (WorkerDied, WorkerRequestError, TimeoutError) as exc:
+                await pool.close()
+                raise click.ClickException(str(exc)) from None
 
             async def factory(key: str) -> Any:
                 return await pool.create(e.path)
 
         try:
-            await serve_http(
-                e,
-                host=host,
-                port=port,
-                idle_timeout=idle_timeout,
-                factory=factory,
-                ready=lambda p: click.echo(
-                    f"serving {e.id} at http://{host}:{p}/mcp (and /mcp/i/{{id}})", err=True
-                ),
-            )
+            if stdio:
+                await serve_stdio(e, idle_timeout=idle_timeout, factory=factory, tools=tools)
+            else:
+                await serve_http(
+                    e,
+                    host=host,
+                    port=port,
+                    idle_timeout=idle_timeout,
+                    factory=factory,
+                    tools=tools,
+                    ready=announce,
+                )
         finally:
             if pool is not None:
                 await pool.close()

@@ -18,7 +18,7 @@ from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import sessionmaker
 from sqlalchemy.pool import NullPool
 
-from awm_core.models import Task, ToolSpec
+from awm_core.models import EnvironmentManifest, Task, ToolSpec
 from awm_envs.argcheck import make_validator
 from awm_envs.bundle import Bundle, load_bundle
 from awm_envs.dispatch import Plan, bound_session, build_plans
@@ -38,10 +38,34 @@ def _take_pending_connection() -> CallConnection:
 
 
 class Environment:
-    """One environment loaded in this process; make isolated instances with :meth:`instance`."""
+    """One environment loaded in this process; make isolated instances with :meth:`instance`.
 
-    def __init__(self, bundle: Bundle) -> None:
-        self.bundle = bundle
+    Made from a loaded :class:`Bundle`, or (``Environment.at(path)``, what
+    :func:`load_environment` returns) from a bundle folder whose ``app.py`` is
+    imported on first use: ``instance()``, ``tools``, ``bundle``... An
+    environment handed to sandbox workers (``EnvPool(env, workers=W)``, ``awm
+    envs serve --workers N``) is only ever read for its ``path``, so its code
+    never runs in this process.
+    """
+
+    _LAZY = frozenset(
+        {"bundle", "tools", "tool_map", "validators", "plans", "engine", "sessions", "_engine_lock"}
+    )
+
+    def __init__(self, bundle: Bundle | None = None, *, path: Path | None = None) -> None:
+        if bundle is None and path is None:
+            raise TypeError("Environment needs a loaded bundle or a bundle folder path")
+        self._path = Path(path) if path is not None else bundle.path  # type: ignore[union-attr]
+        self._load_lock = threading.Lock()
+        if bundle is not None:
+            self._init(bundle)
+
+    @classmethod
+    def at(cls, path: Path) -> Environment:
+        """An environment whose bundle is loaded (app.py imported) on first use."""
+        return cls(path=path)
+
+    def _init(self, bundle: Bundle) -> None:
         # The override is process-global but harmless: it reads the calling instance's
         # session from a ContextVar, so concurrent instances never see each other's.
         bundle.app.dependency_overrides[bundle.get_db] = bound_session
@@ -58,14 +82,41 @@ class Environment:
         )
         self.sessions = sessionmaker()
         self._engine_lock = threading.Lock()
+        self.bundle = bundle  # last: its presence means "loaded"
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called for attributes not set yet: the loaded ones are plain attributes.
+        if name in Environment._LAZY and "_load_lock" in self.__dict__:
+            with self._load_lock:
+                if "bundle" not in self.__dict__:
+                    self._init(load_bundle(self._path))
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the bundle (and so its app.py) is loaded in this process."""
+        return "bundle" in self.__dict__
+
+    @property
+    def manifest(self) -> EnvironmentManifest:
+        """The bundle's manifest (read from manifest.json without importing app.py)."""
+        if self.loaded:
+            return self.bundle.manifest
+        return EnvironmentManifest.model_validate_json((self._path / "manifest.json").read_bytes())
 
     @property
     def id(self) -> str:
-        return self.bundle.id
+        if self.loaded:
+            return self.bundle.id
+        try:
+            return self.manifest.id
+        except (OSError, ValueError):
+            return self._path.name
 
     @property
     def path(self) -> Path:
-        return self.bundle.path
+        return self.bundle.path if self.loaded else self._path.resolve()
 
     @property
     def tasks(self) -> list[Task]:
@@ -97,14 +148,18 @@ class Environment:
         return Instance(self, instance_id)
 
     def __repr__(self) -> str:
-        return f"Environment({self.id!r}, tools={len(self.tools)}, path={str(self.path)!r})"
+        tools = len(self.tools) if self.loaded else "not loaded"
+        return f"Environment({self.id!r}, tools={tools}, path={str(self.path)!r})"
 
 
 def load_environment(ref: str | Path, *, catalog: list[Path] | None = None) -> Environment:
-    """Load an environment by catalog id or bundle folder path (cached per process).
+    """An environment by catalog id or bundle folder path (cached per process).
 
-    ``catalog`` adds folders to search besides the registered catalogs and
-    ``AWM_ENV_PATH``.
+    The bundle is found now; it is loaded and validated, and its ``app.py``
+    imported, on first use (:meth:`Environment.instance`, ``tools``, ...),
+    so an environment only handed to sandbox workers never runs its code
+    here. ``catalog`` adds folders to search besides the registered catalogs
+    and ``AWM_ENV_PATH``.
     """
     from awm_envs.sources import resolve_env
 
@@ -113,7 +168,7 @@ def load_environment(ref: str | Path, *, catalog: list[Path] | None = None) -> E
     with _cache_lock:
         env = _cache.get(key)
         if env is None:
-            env = Environment(load_bundle(path))
+            env = Environment.at(path)
             _cache[key] = env
         return env
 

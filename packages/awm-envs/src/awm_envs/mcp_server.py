@@ -11,16 +11,31 @@ vanish without closing their session do not leak databases.
 The SDK does not validate arguments against ``input_schema``; the instance
 does (see :mod:`awm_envs.argcheck`), and every failure comes back as
 ``is_error`` content with a message the agent can act on.
+
+Limits (``awm envs serve --max-sessions/--idle-timeout/--rate-limit``, or the
+same keywords of :func:`build_http_app`): at the session cap a new session
+takes the place of the least recently used *idle* session (no request in
+flight), whose instance is closed and whose next request is told it was
+evicted; only when every session is busy is a new client refused (503). A
+client over the per-address rate limit gets 429. On SIGTERM/SIGINT the server
+stops within about two seconds however many sessions are open.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import gc
 import inspect
 import json
+import logging
 import math
+import os
+import sys
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +51,12 @@ from awm_envs.environment import Environment
 
 INSTANCE_SCOPE_KEY = "awm.instance_id"
 DEFAULT_IDLE_TIMEOUT_S = 1800.0
+DEFAULT_MAX_SESSIONS = 10_000
+DEFAULT_RATE_LIMIT = 0.0  # requests/s per client address; 0: off
+SHUTDOWN_GRACE_S = 0.5  # in-flight requests get this long after SIGTERM before they are cancelled
+SHUTDOWN_DEADLINE_S = 1.6  # ``awm envs serve`` exits this long after SIGTERM at the latest
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -86,7 +107,9 @@ class InstanceDirectory:
                 await result
 
     async def reap_once(self) -> int:
-        """Close instances idle longer than ``idle_timeout``; return how many."""
+        """Close instances idle longer than ``idle_timeout`` (0: never); return how many."""
+        if not self.idle_timeout > 0:
+            return 0
         now = time.monotonic()
         stale = [k for k, e in self._entries.items() if now - e.last_used > self.idle_timeout]
         for key in stale:
@@ -95,7 +118,7 @@ class InstanceDirectory:
         return len(stale)
 
     async def reap_forever(self) -> None:
-        interval = max(0.05, min(self.idle_timeout / 4, 30.0))
+        interval = max(0.05, min(self.idle_timeout / 4, 30.0)) if self.idle_timeout > 0 else 30.0
         while True:
             await asyncio.sleep(interval)
             await self.reap_once()
@@ -172,46 +195,375 @@ def build_server(
     *,
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
     factory: Callable[[str], Awaitable[Any]] | None = None,
+    tools: list[ToolSpec] | None = None,
 ) -> tuple[Server[Any], InstanceDirectory]:
     """A low-level MCP server for ``env`` and the directory of its instances.
 
     ``factory(key)`` makes an instance for a new session (default: an
     in-process instance; pass one that uses a :class:`~awm_envs.workers.WorkerPool`
-    to sandbox the tool code).
+    to sandbox the tool code, with the ``tools`` it reported, so that the
+    bundle's ``app.py`` is never imported in this process).
     """
 
     async def _default_factory(key: str) -> Any:
         return env.instance()
 
     directory = InstanceDirectory(factory or _default_factory, idle_timeout)
-    tools = [to_mcp_tool(t) for t in env.tools]
+    mcp_tools = [to_mcp_tool(t) for t in (env.tools if tools is None else tools)]
+    manifest = env.manifest  # read from manifest.json: does not import app.py
 
     async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=mcp_tools)
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         return await call_tool_for(directory, _key_for(ctx), params)
 
     server: Server[Any] = Server(
-        f"awm-{env.id}",
-        version=env.bundle.manifest.version,
-        instructions=env.bundle.manifest.description,
+        f"awm-{manifest.id}",
+        version=manifest.version,
+        instructions=manifest.description,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
     return server, directory
 
 
-async def serve_stdio(env: Environment, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S) -> None:
-    """Serve one client over stdin/stdout until it disconnects."""
+async def serve_stdio(
+    env: Environment,
+    *,
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
+    factory: Callable[[str], Awaitable[Any]] | None = None,
+    tools: list[ToolSpec] | None = None,
+) -> None:
+    """Serve one client over stdin/stdout until it disconnects (``factory``/``tools``: see :func:`build_server`)."""
     from mcp.server.stdio import stdio_server
 
-    server, directory = build_server(env, idle_timeout=idle_timeout)
+    server, directory = build_server(env, idle_timeout=idle_timeout, factory=factory, tools=tools)
     try:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
     finally:
         await directory.close_all()
+
+
+class _Throttled:
+    """One log line per ``kind`` at most every ``interval`` seconds; the next one says how many were held back."""
+
+    def __init__(self, interval: float = 5.0) -> None:
+        self.interval = interval
+        self._last: dict[str, tuple[float, int]] = {}
+
+    def allow(self, kind: str) -> tuple[bool, int]:
+        """Whether to log now, and how many lines of this kind were held back since the last one."""
+        now = time.monotonic()
+        last, held = self._last.get(kind, (-math.inf, 0))
+        if now - last >= self.interval:
+            self._last[kind] = (now, 0)
+            return True, held
+        self._last[kind] = (last, held + 1)
+        return False, held + 1
+
+    def warning(self, kind: str, message: str) -> None:
+        ok, held = self.allow(kind)
+        if ok:
+            logger.warning("%s%s", message, f" ({held} more since the last report)" if held else "")
+
+
+_throttled = _Throttled()
+
+
+class _OneLineClientDisconnects(logging.Filter):
+    """The SDK logs a client that hung up mid-request as an error with a traceback: make it one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None:
+            return True
+        from starlette.requests import ClientDisconnect
+
+        if not isinstance(exc, ClientDisconnect):
+            return True
+        what = record.getMessage()
+        record.msg = "client disconnected before its request was complete; dropped it (%s)"
+        record.args = (what,)
+        record.exc_info = record.exc_text = record.stack_info = None
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        ok, held = _throttled.allow("disconnect")
+        if ok and held:
+            record.msg += f" ({held} more since the last report)"
+        return ok
+
+
+def _quiet_client_disconnects() -> None:
+    sdk = logging.getLogger("mcp.server.streamable_http")
+    if not any(isinstance(f, _OneLineClientDisconnects) for f in sdk.filters):
+        sdk.addFilter(_OneLineClientDisconnects())
+
+
+def _log_disconnect(scope: dict[str, Any]) -> None:
+    ok, held = _throttled.allow("disconnect")
+    if ok:
+        logger.warning(
+            "client disconnected before its request was complete; dropped it (%s %s)%s",
+            scope.get("method"),
+            scope.get("path"),
+            f" ({held} more since the last report)" if held else "",
+        )
+
+
+class RateLimiter:
+    """A token bucket per client address: ``rate`` requests/s on average, bursts up to ``burst``.
+
+    O(1) per request; :meth:`prune` (called by the housekeeping task) forgets
+    addresses whose bucket has refilled, so the table does not grow with
+    every address ever seen.
+    """
+
+    def __init__(self, rate: float, burst: float | None = None) -> None:
+        if not (math.isfinite(rate) and rate > 0):
+            raise ValueError("rate must be a positive number of requests per second")
+        self.rate = rate
+        self.burst = burst if burst is not None else max(1.0, rate)
+        self._buckets: dict[str, list[float]] = {}  # address -> [tokens, when]
+        self.refused = 0
+
+    def check(self, address: str) -> float:
+        """0 if a request from ``address`` may go ahead (it takes a token), else seconds until one may."""
+        now = time.monotonic()
+        bucket = self._buckets.get(address)
+        if bucket is None:
+            self._buckets[address] = [self.burst - 1.0, now]
+            return 0.0
+        tokens = min(self.burst, bucket[0] + (now - bucket[1]) * self.rate)
+        bucket[1] = now
+        if tokens >= 1.0:
+            bucket[0] = tokens - 1.0
+            return 0.0
+        bucket[0] = tokens
+        self.refused += 1
+        return (1.0 - tokens) / self.rate
+
+    def prune(self) -> None:
+        now = time.monotonic()
+        full = [
+            a for a, (t, when) in self._buckets.items() if t + (now - when) * self.rate >= self.burst
+        ]
+        for address in full:
+            del self._buckets[address]
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+
+# set by the router around a request that may open a session, read where the SDK admits it
+_OPENING: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "awm_opening", default=None
+)
+_GONE_MEMORY = 10_000  # ids of evicted/expired sessions remembered, to tell their clients why
+
+
+class SessionLimits:
+    """The session cap: the SDK's sessions in least-recently-used order, with the requests in flight.
+
+    At the cap, a new session takes the place of the least recently used
+    *idle* session (no request in flight, not being opened): its transport
+    ends, its instance is closed, and its id is remembered so that its next
+    request is told it was evicted. When every session is busy the new client
+    is refused. The bookkeeping per request is O(1): a counter and an
+    ``OrderedDict.move_to_end``; only an eviction walks the order, skipping
+    the busy sessions.
+
+    It hooks the SDK's session admission (``_admit_session``), which runs
+    under the SDK's lock, so the cap holds under concurrent handshakes. With
+    an SDK without that hook it switches itself off (``enabled``) and the
+    SDK's own cap applies: new clients are refused, nothing is evicted.
+    """
+
+    def __init__(
+        self,
+        manager: Any,
+        directory: InstanceDirectory,
+        max_sessions: int | None,
+        idle_timeout: float | None,
+    ) -> None:
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self.directory = directory
+        self._sessions: dict[str, Any] = getattr(manager, "_server_instances", None)  # type: ignore[assignment]
+        self._owners: dict[str, Any] = getattr(manager, "_session_owners", {})
+        admit = getattr(manager, "_admit_session", None)
+        self.enabled = isinstance(self._sessions, dict) and callable(admit)
+        self._lru: OrderedDict[str, None] = OrderedDict()
+        self._busy: dict[str, int] = {}
+        self._gone: OrderedDict[str, str] = OrderedDict()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.evictions = 0
+        self.refusals = 0
+        if self.enabled:
+            self._sdk_admit = admit
+            manager._admit_session = self._admit_session
+        elif max_sessions is not None:
+            logger.warning(
+                "this mcp SDK has no session admission hook: at --max-sessions new clients are "
+                "refused instead of evicting idle sessions"
+            )
+
+    def __len__(self) -> int:
+        return len(self._sessions) if self.enabled else 0
+
+    def full(self) -> bool:
+        return self.max_sessions is not None and len(self._sessions) >= self.max_sessions
+
+    def _admit_session(self, requestor: Any) -> Any:
+        """The SDK's admission, after making room; the new session counts as busy until opened."""
+        if self.full() and not self.evict_idle():
+            self.refusals += 1
+            return None
+        transport = self._sdk_admit(requestor)
+        session_id = getattr(transport, "mcp_session_id", None)
+        if session_id is not None:
+            self._lru[session_id] = None
+            opening = _OPENING.get()
+            if opening is not None:
+                opening.append(session_id)
+                self._busy[session_id] = self._busy.get(session_id, 0) + 1
+        return transport
+
+    def begin(self, session_id: str) -> bool:
+        """A request for ``session_id`` starts; True if it is a live session (then call :meth:`end`)."""
+        if session_id not in self._sessions:
+            return False
+        self._busy[session_id] = self._busy.get(session_id, 0) + 1
+        if session_id in self._lru:
+            self._lru.move_to_end(session_id)
+        return True
+
+    def end(self, session_id: str) -> None:
+        left = self._busy.get(session_id, 1) - 1
+        if left > 0:
+            self._busy[session_id] = left
+        else:
+            self._busy.pop(session_id, None)
+        if session_id in self._lru:
+            self._lru.move_to_end(session_id)
+
+    def gone(self, session_id: str) -> str | None:
+        """Why a session that is no more was ended by the server ("evicted", "expired"), if it was."""
+        return self._gone.get(session_id)
+
+    def closed(self, session_id: str) -> None:
+        """The client ended its session (DELETE)."""
+        self._lru.pop(session_id, None)
+
+    def _remember(self, session_id: str, reason: str) -> None:
+        self._lru.pop(session_id, None)
+        self._gone[session_id] = reason
+        if len(self._gone) > _GONE_MEMORY:
+            self._gone.popitem(last=False)
+
+    def evict_idle(self) -> bool:
+        """End the least recently used idle session; False if every session is busy."""
+        if len(self._busy) >= len(self._sessions):
+            return False
+        stale: list[str] = []
+        victim = None
+        for session_id in self._lru:
+            transport = self._sessions.get(session_id)
+            if transport is None:
+                stale.append(session_id)  # ended on its own (idle timeout, crash)
+            elif session_id not in self._busy and not getattr(
+                transport, "_requests_in_flight", 0
+            ):
+                victim = session_id, transport
+                break
+        for session_id in stale:
+            self._remember(session_id, "expired")
+        if victim is None:
+            return False
+        self._evict(*victim)
+        return True
+
+    def _evict(self, session_id: str, transport: Any) -> None:
+        # forgotten before any await, like the SDK's own discard: from now on the id answers 404
+        self._sessions.pop(session_id, None)
+        self._owners.pop(session_id, None)
+        self._remember(session_id, "evicted")
+        idle_scope = getattr(transport, "idle_scope", None)
+        if idle_scope is not None:
+            idle_scope.cancel()  # ends the session's task, which terminates its transport
+        else:
+            self._spawn(transport.terminate())
+        key = f"s:{session_id}"
+        if key in self.directory:
+            self._spawn(self.directory.close(key))
+        self.evictions += 1
+        _throttled.warning(
+            "evict",
+            f"{len(self._sessions) + 1} sessions open, the cap (--max-sessions {self.max_sessions}): "
+            f"evicted the least recently used idle session ({self.evictions} evictions so far)",
+        )
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def prune(self) -> None:
+        """Forget sessions the SDK ended on its own (idle timeout): O(sessions), from housekeeping."""
+        if not self.enabled:
+            return
+        for session_id in [s for s in self._lru if s not in self._sessions]:
+            self._remember(session_id, "expired")
+
+    async def drain(self) -> None:
+        """Wait for the closes that evictions started (at shutdown)."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def gone_message(self, session_id: str, reason: str) -> str:
+        if reason == "evicted":
+            return (
+                f"Session {session_id[:64]} was evicted: the server reached its session cap "
+                f"(--max-sessions {self.max_sessions}) and closed its least recently used idle "
+                "session. Initialize a new session."
+            )
+        return (
+            f"Session {session_id[:64]} expired: it had no request for longer than the idle timeout "
+            f"(--idle-timeout {self.idle_timeout:g} s). Initialize a new session."
+        )
+
+    def busy_message(self) -> str:
+        return (
+            f"Too many open sessions: all {self.max_sessions} sessions (the cap, --max-sessions) "
+            "have a request in flight, so none could be evicted to make room. Retry later, or "
+            "start the server with a higher --max-sessions."
+        )
+
+
+async def _send_error(
+    send: Any,
+    status: int,
+    code: int,
+    message: str,
+    request_id: Any = None,
+    headers: tuple[tuple[bytes, bytes], ...] = (),
+) -> None:
+    """A JSON-RPC error body with an HTTP status (what the official client raises as ``MCPError``)."""
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 class _InstancePathRouter:
@@ -230,50 +582,109 @@ class _InstancePathRouter:
         path: str,
         directory: InstanceDirectory | None = None,
         fast: _FastToolCalls | None = None,
+        limits: SessionLimits | None = None,
+        rate: RateLimiter | None = None,
     ) -> None:
         self.app = app
         self.directory = directory
         self.fast = fast
+        self.limits = limits if limits is not None and limits.enabled else None
+        self.rate = rate
         self.prefix = path.rstrip("/") + "/i/"
         self.path = path
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"].startswith(self.prefix):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.rate is not None:
+            client = scope.get("client")
+            address = client[0] if client else ""
+            wait = self.rate.check(address)
+            if wait:
+                await self._refuse_rate(send, address, wait)
+                return
+        session_id = version = None
+        for k, v in scope["headers"]:
+            if k == b"mcp-session-id":
+                session_id = v.decode("latin-1")
+            elif k == b"mcp-protocol-version":
+                version = v.decode("latin-1")
+        if scope["path"].startswith(self.prefix):
             instance_id = scope["path"][len(self.prefix) :].strip("/")
             if instance_id and "/" not in instance_id:
                 scope = dict(scope)
                 scope[INSTANCE_SCOPE_KEY] = instance_id
                 scope["path"] = self.path
                 scope["raw_path"] = self.path.encode()
-        elif scope["type"] == "http" and scope["path"] == self.path and scope["method"] == "POST":
-            version = next(
-                (v.decode("latin-1") for k, v in scope["headers"] if k == b"mcp-protocol-version"),
-                None,
-            )
-            if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-                await self._refuse_sessionless(receive, send)
-                return
-        if (
-            self.fast is not None
-            and scope["type"] == "http"
+        elif (
+            scope["path"] == self.path
             and scope["method"] == "POST"
-            and scope["path"] == self.path
+            and version is not None
+            and version not in HANDSHAKE_PROTOCOL_VERSIONS
         ):
+            await self._refuse_sessionless(receive, send)
+            return
+        limits = self.limits
+        if limits is None:
+            await self._dispatch(scope, receive, send)
+        elif session_id is not None:
+            reason = limits.gone(session_id)
+            if reason is not None:
+                await _send_error(send, 404, -32600, limits.gone_message(session_id, reason))
+                return
+            counted = limits.begin(session_id)
+            try:
+                await self._dispatch(scope, receive, send)
+            finally:
+                if counted:
+                    limits.end(session_id)
+        elif (
+            scope["method"] == "POST"
+            and scope["path"] == self.path
+            and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
+        ):
+            # a request that opens a session: make room (or refuse) before the SDK admits it
+            if limits.full() and not limits.evict_idle():
+                limits.refusals += 1
+                _throttled.warning("refuse", limits.busy_message())
+                await _send_error(
+                    send, 503, -32603, limits.busy_message(), headers=((b"retry-after", b"1"),)
+                )
+                return
+            opening: list[str] = []
+            token = _OPENING.set(opening)
+            try:
+                await self._dispatch(scope, receive, send)
+            finally:
+                _OPENING.reset(token)
+                for opened in opening:
+                    limits.end(opened)
+        else:
+            await self._dispatch(scope, receive, send)
+        if scope["method"] == "DELETE" and session_id and self.directory is not None:
+            # the client closed its session: free its instance now rather than at the idle timeout
+            if limits is not None:
+                limits.closed(session_id)
+            await self.directory.close(f"s:{session_id}")
+
+    async def _dispatch(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if self.fast is not None and scope["method"] == "POST" and scope["path"] == self.path:
             receive = await self.fast.handle(scope, receive, send)
             if receive is None:
                 return
         await self.app(scope, receive, send)
-        if (
-            scope["type"] == "http"
-            and scope.get("method") == "DELETE"
-            and self.directory is not None
-        ):
-            # the client closed its session: free its instance now rather than at the idle timeout
-            session_id = next(
-                (v.decode("latin-1") for k, v in scope["headers"] if k == b"mcp-session-id"), None
-            )
-            if session_id:
-                await self.directory.close(f"s:{session_id}")
+
+    async def _refuse_rate(self, send: Any, address: str, wait: float) -> None:
+        assert self.rate is not None
+        message = (
+            f"Too many requests from {address or 'this client'}: over the rate limit of "
+            f"{self.rate.rate:g} requests/s per client address (--rate-limit). "
+            f"Retry in {wait:.2f} s."
+        )
+        _throttled.warning("rate", message)
+        retry = str(max(1, math.ceil(wait))).encode()
+        await _send_error(send, 429, -32000, message, headers=((b"retry-after", retry),))
 
     async def _refuse_sessionless(self, receive: Any, send: Any) -> None:
         chunks = []
@@ -375,8 +786,11 @@ class _FastToolCalls:
         if await self._security.validate_request(Request(scope), is_post=True) is not None:
             return receive
         body, more, disconnected = await self._read_body(receive)
+        if disconnected:  # nobody to answer: one log line, nothing for the SDK to parse
+            _log_disconnect(scope)
+            return None
         replay = _replaying(body, more, disconnected, receive)
-        if more or disconnected:
+        if more:
             return replay
         try:
             message = json.loads(body)
@@ -487,13 +901,14 @@ def build_http_app(
     factory: Callable[[str], Awaitable[Any]] | None = None,
     max_sessions: int | None = 10_000,
     fast_path: bool = True,
+    tools: list[ToolSpec] | None = None,
 ) -> tuple[Any, InstanceDirectory]:
     """The streamable-HTTP ASGI app (``/mcp`` and ``/mcp/i/{id}``) and its instance directory.
 
     ``fast_path=False`` sends every request through the SDK (the reference
     behaviour the fast path is tested against).
     """
-    server, directory = build_server(env, idle_timeout=idle_timeout, factory=factory)
+    server, directory = build_server(env, idle_timeout=idle_timeout, factory=factory, tools=tools)
     starlette_app = server.streamable_http_app(
         streamable_http_path="/mcp",
         host=host,
@@ -528,11 +943,12 @@ async def serve_http(
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
     factory: Callable[[str], Awaitable[Any]] | None = None,
     ready: Callable[[int], None] | None = None,
+    tools: list[ToolSpec] | None = None,
 ) -> None:
     """Serve streamable HTTP with uvicorn until cancelled."""
     import uvicorn
 
-    app, _ = build_http_app(env, host=host, idle_timeout=idle_timeout, factory=factory)
+    app, _ = build_http_app(env, host=host, idle_timeout=idle_timeout, factory=factory, tools=tools)
     # httptools parses requests with less CPU than h11 when it is installed ("auto" picks it);
     # the access log is off: at thousands of calls/s it costs more than it tells
     config = uvicorn.Config(

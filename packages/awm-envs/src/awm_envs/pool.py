@@ -26,7 +26,10 @@ class EnvPool:
 
     ``workers=0`` keeps instances in this process (trusted code, fastest);
     ``workers=W`` hosts them in W sandbox processes with per-call time and
-    memory limits. ``backend="ray"`` hosts them in Ray actors instead, spread
+    memory limits (``memory_limit``: bytes a worker may add above its start-up
+    size), and the bundle's ``app.py`` is never imported in this process; an
+    instance whose worker crashed is recreated from the template on its next
+    call, which says so once. ``backend="ray"`` hosts them in Ray actors instead, spread
     over the cluster's nodes (``workers=0`` there means one actor per cluster
     CPU, at most ``size``; ``ray_options`` go to the actors, e.g.
     ``{"num_cpus": 0.5, "memory": 2**30}``); see :mod:`awm_envs.ray_backend`.
@@ -92,14 +95,25 @@ class EnvPool:
             )
             self._all = [env.instance() for _ in range(self.size)]
         else:
+            # never env_ref.tools or .instance(): app.py is imported only in the workers
             ref = self.env_ref.path if isinstance(self.env_ref, Environment) else self.env_ref
             self.worker_pool = WorkerPool(
-                self.workers, call_timeout=self.call_timeout, memory_limit=self.memory_limit
+                self.workers,
+                call_timeout=self.call_timeout,
+                memory_limit=self.memory_limit,
+                spare=True,  # a crashed worker is replaced at once, not after an interpreter start
             )
-            await self.worker_pool.start()
-            self._all = []
-            for _ in range(self.size):  # sequential per worker round keeps the load balanced
-                self._all.append(await self.worker_pool.create(ref))
+            try:
+                await self.worker_pool.start()
+                # the first create loads the bundle in a worker and says clearly if it cannot;
+                # the rest run concurrently, balanced over the workers
+                self._all = [await self.worker_pool.create(ref)]
+                self._all += await asyncio.gather(
+                    *(self.worker_pool.create(ref) for _ in range(self.size - 1))
+                )
+            except BaseException:
+                await self.worker_pool.close()
+                raise
         for inst in self._all:
             self._free.put_nowait(inst)
         return self

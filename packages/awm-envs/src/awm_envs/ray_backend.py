@@ -6,8 +6,8 @@ spread over the cluster's nodes. The instance API, per-call deadlines and
 failure semantics are those of :mod:`awm_envs.workers`: a call that misses
 its deadline, or an actor that dies (node lost, out-of-memory kill, a
 crash), fails that call with an ``environment_error`` result; the actor is
-killed and replaced in its slot, and only the instances that lived on it are
-lost (``reset()`` recreates them).
+killed and replaced in its slot, and the instances that lived on it are
+recreated from the template on their next call, each told exactly once.
 
 Bundles are shipped, not assumed: the bundle folder is read once on the
 driver, put in Ray's object store, and written to a node-local temporary
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import os
 import secrets
 import tempfile
@@ -41,9 +40,13 @@ from awm_envs.worker import WorkerState, answer
 from awm_envs.workers import (
     DEFAULT_CALL_TIMEOUT_S,
     SETUP_TIMEOUT_S,
+    InstanceHost,
     RemoteInstance,
     WorkerDied,
     WorkerRequestError,
+    _Failure,
+    bundle_digest,
+    bundle_files,
 )
 
 DEFAULT_ACTOR_OPTIONS: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD"}
@@ -67,20 +70,7 @@ def _ray() -> Any:
     return ray
 
 
-def bundle_files(path: Path) -> dict[str, bytes]:
-    """Every file of a bundle folder by relative path (caches left out): what an actor needs to load it."""
-    files: dict[str, bytes] = {}
-    for f in sorted(path.rglob("*")):
-        if f.is_file() and "__pycache__" not in f.parts:
-            files[f.relative_to(path).as_posix()] = f.read_bytes()
-    return files
-
-
-def _digest(files: dict[str, bytes]) -> str:
-    h = hashlib.sha256()
-    for name, data in sorted(files.items()):
-        h.update(name.encode() + b"\0" + data + b"\0")
-    return h.hexdigest()[:16]
+_digest = bundle_digest  # the content key of a shipped bundle (same as the process backend's)
 
 
 class SandboxActor:
@@ -134,9 +124,11 @@ class RayWorkerHandle:
     shipped: set[str] = field(default_factory=set)
     placing: int = 0  # creates picked for this actor and not answered yet (balances a burst)
     alive: bool = True
+    failure: _Failure | None = None  # why it was lost, told once to each of its instances
+    death: str = "was lost"  # how it ended, in words
 
 
-class RayWorkerPool:
+class RayWorkerPool(InstanceHost):
     """``workers`` Ray actors hosting instances; same async API as :class:`~awm_envs.workers.WorkerPool`.
 
     Connects to the running Ray instance (``ray.init()`` first to choose a
@@ -156,6 +148,7 @@ class RayWorkerPool:
         ray = _ray()
         self.size = workers
         self.call_timeout = call_timeout
+        self.setup_timeout = SETUP_TIMEOUT_S
         self.actor_options = {**DEFAULT_ACTOR_OPTIONS, **(actor_options or {})}
         self.workers: list[RayWorkerHandle] = []
         self.replaced = 0
@@ -165,6 +158,7 @@ class RayWorkerPool:
         self._tools: dict[str, list[ToolSpec]] = {}
         self._instances: dict[str, RemoteInstance] = {}
         self._bundles: dict[str, tuple[str, Any]] = {}  # driver path -> (key, object ref)
+        self._locating: set[asyncio.Task[None]] = set()
 
     # -- lifecycle ---------------------------------------------------------------------
     async def start(self) -> RayWorkerPool:
@@ -186,6 +180,8 @@ class RayWorkerPool:
         if self._closed:
             return
         self._closed = True
+        for task in list(self._locating):
+            task.cancel()
         for w in self.workers:
             self._kill(w)
 
@@ -214,25 +210,33 @@ class RayWorkerPool:
         with contextlib.suppress(Exception):
             self._ray.kill(w.actor, no_restart=True)
 
-    async def _replace(self, w: RayWorkerHandle) -> None:
-        """Swap a dead actor for a fresh one in the same slot."""
+    def _replace(self, w: RayWorkerHandle) -> None:
+        """Swap a dead actor for a fresh one in the same slot (calls queue until it is up)."""
         if self._closed or self.workers[w.index] is not w:
             return
         fresh = self._spawn(w.index)
         self.workers[w.index] = fresh
-        await self._locate(fresh)
         self.replaced += 1
+        task = asyncio.ensure_future(self._locate_quietly(fresh))
+        self._locating.add(task)
+        task.add_done_callback(self._locating.discard)
+
+    async def _locate_quietly(self, w: RayWorkerHandle) -> None:
+        with contextlib.suppress(WorkerDied):
+            await self._locate(w)
 
     # -- the host protocol RemoteInstance uses --------------------------------------------
     async def _request(
-        self, w: RayWorkerHandle, op: str, args: tuple[Any, ...], timeout: float
+        self,
+        w: RayWorkerHandle,
+        op: str,
+        args: tuple[Any, ...],
+        timeout: float,
+        *,
+        who: str | None = None,
     ) -> Any:
         """One request/answer with a deadline; a missed deadline kills the actor."""
-        try:
-            return await self._request_locked(w, op, args, timeout)
-        finally:
-            if op == "create":
-                w.placing = max(0, w.placing - 1)
+        return await self._request_locked(w, op, args, timeout)
 
     async def _request_locked(
         self, w: RayWorkerHandle, op: str, args: tuple[Any, ...], timeout: float
@@ -240,16 +244,18 @@ class RayWorkerPool:
         async with w.lock:  # one call in flight per actor, so the deadline is the call's own
             if not w.alive:
                 raise WorkerDied(f"Ray actor {w.index} is gone")
-            if op in ("create", "load"):
-                args = (await self._ship(w, args[0]), *args[1:])
             try:
+                if op in ("create", "load"):
+                    args = (await self._ship(w, args[0]), *args[1:])
                 ok, value = await asyncio.wait_for(
                     _as_future(w.actor.handle.remote(op, args)), timeout
                 )
             except TimeoutError:
+                w.death = f"did not answer {op} within {timeout:g} s and was killed"
                 self._kill(w)
                 raise TimeoutError(op) from None
             except self._ray.exceptions.RayError as exc:  # actor died, node lost, OOM-killed
+                w.death = f"was lost to Ray ({type(exc).__name__})"
                 self._kill(w)
                 raise WorkerDied(f"Ray actor {w.index} died: {type(exc).__name__}") from exc
         if not ok:
@@ -269,7 +275,7 @@ class RayWorkerPool:
             w.shipped.add(key)
         return key
 
-    def _pick(self) -> RayWorkerHandle:
+    async def _pick(self) -> RayWorkerHandle:
         live = [w for w in self.workers if w.alive]
         if not live:
             raise WorkerDied("no live Ray actor")
@@ -277,13 +283,14 @@ class RayWorkerPool:
         w.placing += 1  # _pick is always followed by a "create" on w, which gives it back
         return w
 
-    async def _on_failure(self, w: RayWorkerHandle) -> None:
-        for iid in list(w.instances):
-            lost = self._instances.get(iid)
-            if lost is not None:
-                lost._lost = True
-        w.instances.clear()
-        await self._replace(w)
+    def _down(self, w: RayWorkerHandle) -> None:
+        self._kill(w)
+
+    def _after_failure(self, w: RayWorkerHandle) -> None:
+        self._replace(w)
+
+    async def _death_reason(self, w: RayWorkerHandle) -> str:
+        return w.death
 
     # -- instances ---------------------------------------------------------------------
     async def create(self, env: str | Path, instance_id: str | None = None) -> RemoteInstance:

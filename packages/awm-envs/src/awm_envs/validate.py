@@ -12,9 +12,9 @@ For each task, on fresh instances of the environment:
 
 Verifiers of the shipped catalog run through
 :func:`awm_envs.verifiers.run_native_verifier` (trusted, in-process). Any other
-bundle's verifiers (synthesized, imported) run in the sandbox of an installed
-verifier plugin (:class:`~awm_envs.verifiers.SandboxedVerifierRunner`, awm-verify)
-when one is installed; ``sandbox=True/False`` forces either way, and
+bundle's verifiers (synthesized, imported) run in the sandbox
+(:class:`~awm_envs.verifiers.SandboxedVerifierRunner`, never in this process);
+``sandbox=True/False`` forces either way, and
 ``run_verifier=`` swaps in any runner.
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
@@ -38,11 +38,11 @@ from awm_core.models import (
     complexity_for_calls,
 )
 from awm_envs.errors import BundleError
+from awm_envs.leakcheck import changed_names, module_state
 from awm_envs.verifiers import (
     SandboxedVerifierRunner,
     VerifierLoadError,
     VerifierOutcome,
-    VerifierSandboxUnavailable,
     load_verifier_source,
     load_verifiers,
     run_native_verifier,
@@ -50,6 +50,7 @@ from awm_envs.verifiers import (
 
 __all__ = [
     "CATALOG_DIR",
+    "LEAK_PHRASE",
     "EnvValidation",
     "TaskValidation",
     "TrajectoryCheck",
@@ -160,6 +161,7 @@ class _RuntimeEnvironment:
         self._env = env
         self.tasks: list[Task] = list(env.tasks)
         self.write_tools = {t.name for t in env.tools if (t.method or "GET").upper() != "GET"}
+        self.module: ModuleType | None = getattr(getattr(env, "bundle", None), "module", None)
 
     def instance(self) -> _Instance:
         return _RuntimeInstance(self._env.instance())
@@ -167,7 +169,11 @@ class _RuntimeEnvironment:
 
 def _open_environment(env_dir: Path) -> _RuntimeEnvironment:
     from awm_envs.environment import load_environment
+    from awm_envs.preflight import check_bundle
 
+    # app.py is loaded in a throwaway sandbox first (bundles outside the shipped catalog):
+    # an os._exit or a hang at import is a clear problem, not a dead or stuck validator
+    check_bundle(env_dir)
     return _RuntimeEnvironment(load_environment(env_dir))
 
 
@@ -208,15 +214,34 @@ class _Replay:
     initial: bytes
     final: bytes
     tool_errors: list[str]
+    # (is_error, error_type, content) per step: compared by the cross-instance leak check
+    results: list[tuple[bool, str | None, Any]] = field(default_factory=list)
+    # the database before step ``middle_step`` (see ``snapshot_before`` of :func:`_replay`)
+    middle: bytes | None = None
+    middle_step: int | None = None
+
+    def prefix(self) -> _Replay:
+        """The replay of the steps before ``middle_step`` alone (same calls, same instance state)."""
+        assert self.middle is not None and self.middle_step is not None
+        results = self.results[: self.middle_step]
+        errors = self.tool_errors[: sum(1 for r in results if r[0])]  # in step order
+        return _Replay(self.initial, self.middle, errors, results)
 
 
-def _replay(env: _RuntimeEnvironment, steps: Sequence[ToolCallStep]) -> _Replay:
+def _replay(
+    env: _RuntimeEnvironment, steps: Sequence[ToolCallStep], snapshot_before: int | None = None
+) -> _Replay:
     inst = env.instance()
     try:
         initial = inst.snapshot()
         errors: list[str] = []
+        results: list[tuple[bool, str | None, Any]] = []
+        middle: bytes | None = None
         for i, step in enumerate(steps):
+            if i == snapshot_before:
+                middle = inst.snapshot()
             result = inst.call_tool(step.tool, dict(step.arguments))
+            results.append((result.is_error, result.error_type, result.content))
             if result.is_error:
                 content = (
                     result.content
@@ -226,7 +251,7 @@ def _replay(env: _RuntimeEnvironment, steps: Sequence[ToolCallStep]) -> _Replay:
                 errors.append(
                     f"step {i} {step.tool}: {result.error_type or 'error'}: {content[:300]}"
                 )
-        return _Replay(initial, inst.snapshot(), errors)
+        return _Replay(initial, inst.snapshot(), errors, results, middle, snapshot_before)
     finally:
         inst.close()
 
@@ -270,6 +295,21 @@ def validate_task(
     run_verifier: VerifierRunner = run_native_verifier,
 ) -> TaskValidation:
     """Validate one task against a loaded environment and its verifier module."""
+    return _validate_task(env_id, env, module, task, run_verifier)[0]
+
+
+def _validate_task(
+    env_id: str,
+    env: _RuntimeEnvironment,
+    module: ModuleType,
+    task: Task,
+    run_verifier: VerifierRunner,
+    second_replay: bool = False,
+) -> tuple[TaskValidation, _Replay, _Replay | None]:
+    """:func:`validate_task`, also returning the reference replay and, with ``second_replay``,
+    a second replay of the whole reference solution on another fresh instance (for the leak
+    check) when it comes almost free: when the last write is the last step, the dropped-write
+    trajectory is that replay's prefix, snapshotted before its last step."""
     steps = task.reference_solution or []
     problems: list[str] = []
     if not task.verifier:
@@ -312,7 +352,13 @@ def validate_task(
     wrong: list[TrajectoryCheck] = []
     writes = [s for s in steps if s.tool in env.write_tools]
     dropped = _without_last_write(steps, env.write_tools)
+    second: _Replay | None = None
     if dropped is not None:
+        if second_replay and steps[-1].tool in env.write_tools:
+            second = _replay(env, steps, snapshot_before=len(steps) - 1)
+            dropped_replay = second.prefix()
+        else:
+            dropped_replay = _replay(env, dropped)
         wrong.append(
             _check(
                 run_verifier,
@@ -320,7 +366,7 @@ def validate_task(
                 task,
                 "dropped_last_write",
                 f"reference solution without its last write ({writes[-1].tool})",
-                _replay(env, dropped),
+                dropped_replay,
                 task.reference_answer,
                 False,
             )
@@ -371,7 +417,7 @@ def validate_task(
         if c.verifier_error:
             problems.append(f"{c.kind}: verifier error: {c.verifier_error}")
 
-    return TaskValidation(
+    validation = TaskValidation(
         env_id=env_id,
         task_id=task.id,
         complexity=task.complexity,
@@ -384,6 +430,113 @@ def validate_task(
         problems=problems,
         checks=checks,
     )
+    return validation, ref, second
+
+
+# --------------------------------------------------------------------------- leak check
+
+LEAK_PHRASE = "module-level state leaks between instances"
+
+
+def _brief(result: tuple[bool, str | None, Any]) -> str:
+    is_error, error_type, content = result
+    text = content if isinstance(content, str) else json.dumps(content, default=str)
+    text = text if len(text) <= 120 else text[:117] + "..."
+    return f"error {error_type or 'error'}: {text}" if is_error else text
+
+
+def _difference(steps: Sequence[ToolCallStep], first: _Replay, second: _Replay) -> str | None:
+    """How a replay of the same calls on a second fresh instance differs from the first, or None."""
+    for i, (a, b) in enumerate(zip(first.results, second.results, strict=False)):
+        if a != b:
+            return f"step {i} ({steps[i].tool}) returned {_brief(b)!r} instead of {_brief(a)!r}"
+    if first.final != second.final:
+        return "the database it left differs"
+    return None
+
+
+class _LeakCheck:
+    """Catch state the app keeps outside the database, which every in-process instance shares.
+
+    Instances of one environment share the imported ``app.py``: a global dict,
+    list or counter a tool writes through one instance is seen by all others.
+    Around each task this takes a fingerprint of the app module's data
+    (:func:`awm_envs.leakcheck.module_state`), and after the reference
+    solution ran once it is replayed on a second, fresh instance: the tool
+    results and the final database must equal those of the first replay, as
+    they would in a fresh process. That second replay usually costs one call:
+    it doubles as the dropped-last-write trajectory (see :func:`_validate_task`).
+    """
+
+    def __init__(
+        self, env: _RuntimeEnvironment, run_verifier: VerifierRunner, verifiers: ModuleType
+    ) -> None:
+        self.env = env
+        self.run_verifier = run_verifier
+        self.verifiers = verifiers
+        self.state = self._state()
+        self.reported: set[str] = set()
+        self.problems: list[str] = []
+        self.unexplained: list[tuple[str, str]] = []  # (task id, difference) with no name found
+
+    def _state(self) -> dict[str, Any] | None:
+        if self.env.module is None:
+            return None
+        try:
+            return module_state(self.env.module)
+        except Exception:  # an object that cannot be walked: the replay comparison still runs
+            return None
+
+    def after_task(
+        self, task: Task, validation: TaskValidation, ref: _Replay, second: _Replay | None
+    ) -> None:
+        steps = task.reference_solution or []
+        detail = None
+        if steps:
+            if second is None:
+                second = _replay(self.env, steps)
+            detail = _difference(steps, ref, second)
+            if detail is not None and task.verifier:
+                detail += self._verdict_change(task, validation, second)
+        state = self._state()
+        changed = (
+            changed_names(self.state, state) if self.state is not None and state is not None else []
+        )
+        self.state = state
+        new = [n for n in changed if n not in self.reported]
+        if new:
+            self.reported.update(new)
+            message = f"app.py: {LEAK_PHRASE}: {', '.join(new)} changed after task {task.id!r}"
+            if detail is not None:
+                message += f"; replayed on a second fresh instance, {detail}"
+            self.problems.append(message)
+        elif detail is not None and not changed:
+            self.unexplained.append((task.id, detail))
+
+    def _verdict_change(self, task: Task, validation: TaskValidation, second: _Replay) -> str:
+        first = next((c for c in validation.checks if c.kind == "reference"), None)
+        if first is None:
+            return ""
+        outcome = self.run_verifier(
+            self.verifiers, task.verifier or "", second.initial, second.final, task.reference_answer
+        )
+        if outcome.error is not None or outcome.complete == first.complete:
+            return ""
+        return f", and the verifier then says {'complete' if outcome.complete else 'not complete'}"
+
+    def report(self) -> list[str]:
+        problems = list(self.problems)
+        if self.unexplained:
+            task_id, detail = self.unexplained[0]
+            more = len(self.unexplained) - 1
+            problems.append(
+                f"app.py: {LEAK_PHRASE}: task {task_id!r}'s reference solution replayed on a "
+                f"second fresh instance: {detail}"
+                + (f" (and {more} more task(s) like it)" if more else "")
+                + "; keep state in the database, not in globals, class attributes or caches "
+                "(or make the tool deterministic: no random or uuid values)"
+            )
+        return problems
 
 
 def in_catalog(env_dir: Path, catalog: Path = CATALOG_DIR) -> bool:
@@ -399,14 +552,7 @@ def _runner_for(
         return run_verifier, False
     if sandbox is None and in_catalog(env_dir):
         return run_verifier, False
-    runner = SandboxedVerifierRunner.discover()
-    if runner is None:
-        if sandbox:
-            raise VerifierSandboxUnavailable(
-                "no verifier sandbox is installed: pip install awm-verify, or pass --no-sandbox "
-                "to run the verifiers in this process (only for bundles you trust)"
-            )
-        return run_verifier, False  # nothing to sandbox with: the trusted path, as before
+    runner = SandboxedVerifierRunner()  # sandboxed, always: there is no in-process fallback
     return runner, True
 
 
@@ -417,24 +563,31 @@ def validate_environment(
     run_verifier: VerifierRunner = run_native_verifier,
     extra: list[Path] | None = None,
     sandbox: bool | None = None,
+    check_leaks: bool = True,
 ) -> EnvValidation:
     """Validate every task (or the named ones) of one environment bundle or catalog id.
 
     ``sandbox`` None runs the verifiers of bundles outside the shipped catalog
-    in the verifier sandbox when one is installed; True requires it (raising
-    :class:`VerifierSandboxUnavailable` without one); False runs them here.
+    in the verifier sandbox; True runs every bundle's there; False runs them
+    here (only for bundles you trust).
+    ``check_leaks`` also fails an app whose tools keep state outside the
+    database, shared by every instance in a process (see :class:`_LeakCheck`);
+    the problem says "module-level state leaks between instances".
     """
     env_dir = resolve_env_dir(env, extra=extra)
     runner, owned = _runner_for(env_dir, run_verifier, sandbox)
     try:
-        return _validate_environment(env_dir, task_ids, runner)
+        return _validate_environment(env_dir, task_ids, runner, check_leaks)
     finally:
         if owned:
             runner.close()  # type: ignore[attr-defined]
 
 
 def _validate_environment(
-    env_dir: Path, task_ids: Iterable[str] | None, run_verifier: VerifierRunner
+    env_dir: Path,
+    task_ids: Iterable[str] | None,
+    run_verifier: VerifierRunner,
+    check_leaks: bool = True,
 ) -> EnvValidation:
     result = EnvValidation(env_id=env_dir.name, path=str(env_dir))
     try:
@@ -458,10 +611,18 @@ def _validate_environment(
     if not tasks:
         result.problems.append("the bundle has no tasks (tasks.json is missing or empty)")
     wanted = set(task_ids) if task_ids is not None else None
+    leaks = _LeakCheck(environment, run_verifier, module) if check_leaks else None
     for task in tasks:
         if wanted is not None and task.id not in wanted:
             continue
-        result.tasks.append(validate_task(result.env_id, environment, module, task, run_verifier))
+        validation, ref, second = _validate_task(
+            result.env_id, environment, module, task, run_verifier, second_replay=leaks is not None
+        )
+        result.tasks.append(validation)
+        if leaks is not None:
+            leaks.after_task(task, validation, ref, second)
+    if leaks is not None:
+        result.problems.extend(leaks.report())
     return result
 
 

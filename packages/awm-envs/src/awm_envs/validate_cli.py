@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from awm_envs.validate import EnvValidation, validate_catalog
+from awm_envs.sandbox import IsolationUnavailable, SandboxStartError
 from awm_envs.verifiers import VerifierSandboxUnavailable
 
 
@@ -107,6 +108,8 @@ def validate_command(
         )
     except (FileNotFoundError, VerifierSandboxUnavailable) as exc:
         raise click.UsageError(str(exc)) from exc
+    except (IsolationUnavailable, SandboxStartError) as exc:
+        raise click.ClickException(str(exc)) from exc
     if as_json:
         payload = [
             {

@@ -171,10 +171,8 @@ def _warn_once(reason: str) -> None:
         "resource-limited processes without a private file system, network or PID namespace. "
         f"Set {REQUIRE_ENV}=1 to refuse to run instead. See docs/security.md."
     )
-    if log.hasHandlers():  # an application that configured logging gets it there
-        log.warning(msg)
-    else:
-        print(f"WARNING: {msg}", file=sys.stderr)
+    print(f"WARNING: {msg}", file=sys.stderr)  # always visible, whatever logging is set up
+    log.debug(msg)
 
 
 def detect() -> Isolation:
