@@ -220,6 +220,12 @@ class DirectPlan:
         self.param_names = frozenset(_param_names(self.root, set()))
         self.embed = bool(getattr(route, "_embed_body_fields", False))
         self.may_suspend = _suspends(self.root)
+        # Set by Instance.call_tool once its calls take longer than OFFLOAD_AFTER_S (recent_s,
+        # a moving average of their latency): from then on the async form runs this (sync)
+        # route in a thread, as uvicorn would, so one slow tool no longer stalls the event
+        # loop (and every other session of an MCP server).
+        self.offload = False
+        self.recent_s = 0.0
 
     async def _solve(
         self,
@@ -319,6 +325,8 @@ class AsgiPlan:
     path_params: frozenset[str]
     query_params: frozenset[str]
     may_suspend: bool = True
+    offload: bool = False  # never set: ASGI runs sync endpoints in its own threadpool
+    recent_s: float = 0.0
 
     async def run(self, args: Mapping[str, Any]) -> Any:
         path = self.path

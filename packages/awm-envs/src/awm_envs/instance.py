@@ -25,6 +25,13 @@ from awm_envs.errors import InstanceClosedError
 if TYPE_CHECKING:
     from awm_envs.environment import Environment
 
+# A sync tool whose recent calls took longer than this (a moving average, so that one
+# call stalled by the OS or the garbage collector does not count) is marked slow: the async
+# form (call_tool, what the MCP server awaits) then runs it in a thread. Fast calls stay
+# inline: a thread hop would double the cost of a sub-millisecond call.
+OFFLOAD_AFTER_S = 0.05
+_EMA_WEIGHT = 0.2  # of the newest call: one call of 5x the limit marks a tool at once
+
 
 def error_result(error_type: str, message: str, latency_s: float = 0.0) -> ToolResult:
     """The shape of every failed call: ``is_error`` with a message the agent can act on."""
@@ -59,9 +66,27 @@ class Instance:
         if isinstance(prepared, ToolResult):
             return prepared
         plan = self.env.plans[name]
-        if not plan.may_suspend:  # runs to completion without yielding: no lock, no await
-            with self._lock:
-                return step(self._execute(name, prepared, started))
+        if not plan.may_suspend:  # runs to completion without yielding: no await
+            if (
+                not plan.offload
+                and (self._alock is None or not self._alock.locked())
+                and self._lock.acquire(blocking=False)
+            ):
+                try:
+                    result = step(self._execute(name, prepared, started))
+                finally:
+                    self._lock.release()
+                recent = plan.recent_s + _EMA_WEIGHT * (result.latency_s - plan.recent_s)
+                plan.recent_s = recent
+                if recent > OFFLOAD_AFTER_S:
+                    plan.offload = True
+                return result
+            # A known-slow tool, or this instance is busy (a call in a thread or suspended):
+            # wait for it without blocking the event loop, then run in a thread.
+            if self._alock is None:
+                self._alock = asyncio.Lock()
+            async with self._alock:
+                return await asyncio.to_thread(self._execute_locked, name, prepared, started)
         if self._alock is None:
             self._alock = asyncio.Lock()
         async with self._alock:
@@ -125,6 +150,13 @@ class Instance:
         return f"Instance({self.env.id!r}, id={self.id!r}{', closed' if self.closed else ''})"
 
     # -- internals ---------------------------------------------------------------------
+    def _execute_locked(self, name: str, args: dict[str, Any], started: float) -> ToolResult:
+        """Run a call that never suspends, holding the instance's lock (in a worker thread)."""
+        with self._lock:
+            if self.closed:  # closed while this call waited for its turn
+                return error_result("environment_error", f"instance {self.id} is closed")
+            return step(self._execute(name, args, started))
+
     def _check_open(self) -> None:
         if self.closed:
             raise InstanceClosedError(f"instance {self.id} of {self.env.id} is closed")
