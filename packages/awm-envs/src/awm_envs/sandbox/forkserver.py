@@ -1,19 +1,32 @@
-"""The host's side of a fork-per-job template (:mod:`awm_envs.sandbox.forkhost`)."""
+"""The host's side of a fork-per-job template (:mod:`awm_envs.sandbox.forkhost`).
+
+The host talks to the template over the sandbox channel with control messages
+only (``spare`` announcements carrying two pipe ends, ``done``/``clean``), and
+to each job directly through the pipes of the spare that runs it: one job in,
+one reply out, read with the host's own wall clock. A job can therefore never
+write into another job's reply, and nothing a job writes is unpickled or
+executed here (:mod:`awm_envs.sandbox.wire`).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import time
+from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from awm_envs.sandbox import wire
+from awm_envs.sandbox.forkhost import classify, read_reply
 from awm_envs.sandbox.isolation import Isolation, resolve
 from awm_envs.sandbox.limits import Limits
 from awm_envs.sandbox.process import SandboxProcess
 
 START_TIMEOUT_S = 120.0
+CONTROL_TIMEOUT_S = 30.0
 
 
 class SandboxStartError(RuntimeError):
@@ -24,11 +37,29 @@ def error_reply(kind: str, message: str) -> dict[str, Any]:
     return {"status": "error", "kind": kind, "message": message, "traceback": None}
 
 
+@dataclass
+class _Spare:
+    id: int
+    pid: int
+    jobs_w: int
+    replies_r: int
+
+    def close(self) -> None:
+        for fd in (self.jobs_w, self.replies_r):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+class _TemplateGone(Exception):
+    pass
+
+
 class ForkServer:
     """Runs ``job`` ("module:function") once per :meth:`run`, each time in a fresh fork.
 
-    Not thread-safe: one job at a time (pools hold several). The template
-    starts on first use and is replaced if it ever dies or stalls.
+    Not thread-safe: one job at a time (:class:`~awm_envs.sandbox.jobpool.JobPool`
+    holds several). The template starts on first use and is replaced if it
+    ever dies or stops answering.
     """
 
     def __init__(
@@ -54,7 +85,13 @@ class ForkServer:
         self.jobs = 0
         self.restarts = 0
         self.own_namespace = False
+        self._reader = wire.FrameReader(max_frame=1 << 20)
+        self._fds: deque[int] = deque()
+        self._spares: deque[_Spare] = deque()
+        self._unclean: int | None = None  # a finished job whose clean-up is not confirmed yet
+        self._codes: dict[int, int | None] = {}
 
+    # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> ForkServer:
         if self.proc is not None and self.proc.alive():
             return self
@@ -70,55 +107,40 @@ class ForkServer:
             debug=self.debug,
             name=self.name,
         )
+        self._reader = wire.FrameReader(max_frame=1 << 20)
+        self._fds.clear()
+        self._spares.clear()
+        self._unclean = None
         try:
-            ready = self.proc.recv(START_TIMEOUT_S)
-        except (wire.ChannelClosed, wire.ProtocolError):
-            ready = None
-        if ready is None or not ready[0].get("ready"):
+            ready = self._wait(lambda h: "ready" in h, START_TIMEOUT_S)
+        except _TemplateGone as exc:
             reason = self.proc.exit_reason(wait=0.5)
-            self.proc.kill()
-            self.proc = None
+            self._discard()
             raise SandboxStartError(
-                f"the sandbox template for {self.job} did not start (it {reason}); "
+                f"the sandbox template for {self.job} did not start (it {reason}; {exc}); "
                 "run with debug=True to see its stderr"
-            )
-        self.own_namespace = bool(ready[0].get("namespace"))
+            ) from None
+        self.own_namespace = bool(ready.get("namespace"))
         return self
 
-    def run(
-        self, header: dict[str, Any], blobs: Sequence[bytes] = (), limits: Limits | None = None
-    ) -> wire.Message:
-        """One job in a fresh fork: its reply, or an error reply if it (or the template) failed."""
-        lim = limits or self.limits
-        if self.proc is None or not self.proc.alive():
-            if self.proc is not None:
-                self.restarts += 1
-            self.start()
-        assert self.proc is not None
-        self.jobs += 1
-        try:
-            self.proc.send({**header, "~limits": lim.to_json()}, blobs)
-            reply = self.proc.recv(lim.wall_s + 10.0)  # the template enforces wall_s itself
-        except (wire.ChannelClosed, wire.ProtocolError, TimeoutError, OSError) as exc:
-            reason = self.proc.exit_reason(wait=1.0)
-            self._discard()
-            return error_reply("crash", f"the sandbox template {reason} ({exc})"), []
-        if reply is None:
-            self._discard()
-            return error_reply(
-                "timeout", "the sandbox template stopped answering and was killed"
-            ), []
-        return reply
-
-    def _discard(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc = None
-
     def close(self) -> None:
+        self._drop_spares()
         if self.proc is not None:
             self.proc.close(grace=0.2)
             self.proc = None
+
+    def _discard(self) -> None:
+        self._drop_spares()
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc = None
+
+    def _drop_spares(self) -> None:
+        while self._spares:
+            self._spares.popleft().close()
+        while self._fds:
+            with contextlib.suppress(OSError):
+                os.close(self._fds.popleft())
 
     def __enter__(self) -> ForkServer:
         return self.start()
@@ -130,11 +152,122 @@ class ForkServer:
         with contextlib.suppress(Exception):
             self.close()
 
+    # -- control channel -------------------------------------------------------------------
+    def _pump(self, timeout: float) -> bool:
+        """Read what the template sent (with any pipe ends attached); False on timeout."""
+        assert self.proc is not None
+        sock = self.proc.sock
+        import select
 
-def wait_until(predicate: Any, timeout: float) -> bool:  # small helper for tests and pools
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
+        ready, _, _ = select.select([sock], [], [], timeout)
+        if not ready:
+            return False
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 16)
+        except BlockingIOError:
             return True
-        time.sleep(0.01)
-    return bool(predicate())
+        except OSError as exc:
+            raise _TemplateGone(str(exc)) from None
+        self._fds.extend(fds)
+        if not data:
+            raise _TemplateGone("it closed the channel")
+        try:
+            messages = self._reader.feed(data)
+        except wire.ProtocolError as exc:
+            raise _TemplateGone(f"it sent garbage: {exc}") from None
+        for header, _ in messages:
+            if "spare" in header:
+                if len(self._fds) < 2:
+                    raise _TemplateGone("a spare announced without its pipes")
+                self._spares.append(
+                    _Spare(
+                        int(header["spare"]),
+                        int(header["pid"]),
+                        self._fds.popleft(),
+                        self._fds.popleft(),
+                    )
+                )
+            elif "clean" in header:
+                self._codes[int(header["clean"])] = header.get("code")
+            elif "ready" in header:
+                self._ready = header
+        return True
+
+    def _wait(self, predicate: Any, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        self._ready: dict[str, Any] = {}
+        while True:
+            if self._ready and predicate(self._ready):
+                return self._ready
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _TemplateGone(f"no answer within {timeout:g} s")
+            self._pump(left)
+
+    def _until(self, done: Any, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not done():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _TemplateGone(f"no answer within {timeout:g} s")
+            self._pump(left)
+
+    def _send_done(self, spare: _Spare) -> None:
+        assert self.proc is not None
+        try:
+            self.proc.send({"done": spare.id}, timeout=CONTROL_TIMEOUT_S)
+        except (wire.ChannelClosed, TimeoutError, OSError) as exc:
+            raise _TemplateGone(str(exc)) from None
+
+    # -- jobs ------------------------------------------------------------------------------
+    def run(
+        self, header: dict[str, Any], blobs: Sequence[bytes] = (), limits: Limits | None = None
+    ) -> wire.Message:
+        """One job in a fresh fork: its reply, or an error reply if it (or the template) failed."""
+        lim = limits or self.limits
+        try:
+            return self._run(header, blobs, lim)
+        except _TemplateGone as exc:
+            reason = self.proc.exit_reason(wait=1.0) if self.proc is not None else "is gone"
+            self._discard()
+            return error_reply("crash", f"the sandbox template {reason} ({exc})"), []
+
+    def _run(self, header: dict[str, Any], blobs: Sequence[bytes], lim: Limits) -> wire.Message:
+        if self.proc is None or not self.proc.alive():
+            if self.proc is not None:
+                self.restarts += 1
+                self._discard()
+            self.start()
+        # nothing the previous job left behind may be alive when this one starts
+        unclean = self._unclean
+        if unclean is not None:
+            self._until(lambda: unclean in self._codes, CONTROL_TIMEOUT_S)
+            self._codes.pop(unclean, None)
+            self._unclean = None
+        self._until(lambda: bool(self._spares), CONTROL_TIMEOUT_S)
+        spare = self._spares.popleft()
+        self.jobs += 1
+        limits = lim.to_json()
+        try:
+            try:
+                wire.write_message(spare.jobs_w, {**header, "~limits": limits}, blobs, lim.wall_s)
+            except (wire.ChannelClosed, TimeoutError, OSError) as exc:
+                message, problem = None, f"it could not be handed the job ({exc})"
+            else:
+                message, problem = read_reply(
+                    spare.replies_r, lim.wall_s, lim.max_output_bytes + 65536
+                )
+        finally:
+            spare.close()
+        self._send_done(spare)
+        if message is not None:
+            self._unclean = spare.id  # confirmed before the next job starts, off this one's path
+            return message
+        self._until(lambda: spare.id in self._codes, CONTROL_TIMEOUT_S)
+        code = self._codes.pop(spare.id, None)
+        if problem == "timeout":
+            return error_reply(
+                "timeout",
+                f"the code ran longer than its {lim.wall_s:g} s wall-clock limit and was killed",
+            ), []
+        return classify(code, limits, problem), []
