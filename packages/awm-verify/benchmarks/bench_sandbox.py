@@ -1,11 +1,19 @@
 """Benchmark: per-verification overhead of the sandbox pool; prints one JSON document.
 
 Overhead is measured with a trivial native verifier (two ``count(*)`` queries),
-so the figure is the sandbox's own cost: shipping two database images to a warm
-worker, deserializing them, hardening the connections, running the code under
-the audit policy, and returning JSON. The official ``paths`` convention adds
-writing two private file copies. In-process ``exec`` of the same verifier is
-reported as the floor the official release pays (with no containment at all).
+so the figure is the sandbox's own cost: shipping two database images to a
+fresh process forked for this one verification, deserializing them, hardening
+the connections, running the code under the audit policy, and returning JSON.
+The official ``paths`` convention adds writing two private file copies.
+
+Two rates: ``native_signature`` sends verifications back to back (the pool is
+saturated, so the warm-up of each next process competes with the current
+verification for the CPU); ``native_unsaturated`` leaves 10 ms between them, as
+when verifications trail rollouts, and is the latency one verification adds.
+``fresh_process_page_faults`` is what a fresh fork pays before its first job
+(each write to a page shared with the template copies it). In-process ``exec``
+of the same verifier is reported as the floor the official release pays (with
+no containment at all).
 
 Run: ``uv run python packages/awm-verify/benchmarks/bench_sandbox.py``.
 """
@@ -48,7 +56,7 @@ def images(rows: int) -> tuple[bytes, bytes]:
     return before, conn.serialize()
 
 
-def measure(fn, n: int) -> dict[str, float]:
+def measure(fn, n: int, gap_s: float = 0.0) -> dict[str, float]:
     for _ in range(20):
         fn()
     samples = []
@@ -56,12 +64,37 @@ def measure(fn, n: int) -> dict[str, float]:
         t0 = time.perf_counter()
         fn()
         samples.append(time.perf_counter() - t0)
+        if gap_s:
+            time.sleep(gap_s)
     samples.sort()
     return {
         "median_ms": round(statistics.median(samples) * 1e3, 3),
         "p99_ms": round(samples[max(0, int(len(samples) * 0.99) - 1)] * 1e3, 3),
         "n": n,
     }
+
+
+def _fresh_process_faults() -> int:
+    """Minor page faults of one warm-up in a fork of a verifier template (this process)."""
+    import os
+    import resource
+
+    from awm_envs.sandbox import verifier_job
+
+    verifier_job.sandbox_prepare_once()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        before_faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        verifier_job.sandbox_warmup()
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before_faults
+        os.write(w, str(faults).encode())
+        os._exit(0)
+    os.close(w)
+    faults = int(os.read(r, 64) or b"0")
+    os.close(r)
+    os.waitpid(pid, 0)
+    return faults
 
 
 def main() -> None:
@@ -76,9 +109,13 @@ def main() -> None:
         out["native_signature"] = measure(
             lambda: pool.run(NATIVE, initial=before, final=after), 500
         )
+        out["native_unsaturated"] = measure(
+            lambda: pool.run(NATIVE, initial=before, final=after), 300, gap_s=0.01
+        )
         out["official_paths_signature"] = measure(
             lambda: pool.run(OFFICIAL, initial=before, final=after), 300
         )
+    out["fresh_process_page_faults"] = _fresh_process_faults()
 
     # The floor: the same verifier exec'd in-process with no containment (what upstream does).
     code = compile(NATIVE, "<v>", "exec")

@@ -50,7 +50,9 @@ from awm_envs.sandbox.boot import address_space_in_use, limit_memory
 from awm_envs.sandbox.exits import describe_exit
 
 Job = Callable[[dict[str, Any], list[bytes]], Any]
-SPARES = 2  # warm children ready: a job arriving right after another need not wait for a fork
+# Warm children ready beyond the one running a job: a job arriving right after another finds
+# one whose warm-up (a few milliseconds of page faults) is already done.
+SPARES = 2
 
 
 def error(kind: str, message: str, tb: str | None = None) -> dict[str, Any]:
@@ -316,9 +318,12 @@ class Template:
         reap_zombies()
         self.send({"clean": spare, "code": code})
 
-    def serve(self) -> None:
-        while len(self.spares) < SPARES:
+    def fill(self) -> None:
+        while len(self.spares) < SPARES + 1:  # + the one a job may be running in
             self.add_spare()
+
+    def serve(self) -> None:
+        self.fill()
         self.send({"ready": True, "pid": os.getpid(), "namespace": self.own_namespace})
         while True:
             try:
@@ -334,8 +339,7 @@ class Template:
             for header, _ in messages:
                 if "done" in header:
                     self.done(int(header["done"]))
-                while len(self.spares) < SPARES:
-                    self.add_spare()
+                self.fill()
 
 
 def _resolve(spec: str) -> tuple[Job, Any]:
