@@ -85,9 +85,8 @@ def test_hang_and_crash_cost_one_actor_on_ray(local_ray: Any, hostile_path: Path
             hung = await victim.call_tool("debug_hang", {})
             assert hung.is_error and hung.error_type == "environment_error"
             assert "did not finish" in hung.content and pool.replaced == 1
-            lost = await victim.call_tool("get_book", {"book_id": 1})
-            assert lost.error_type == "environment_error" and "reset()" in lost.content
-            await victim.reset()  # recreated on a live actor, from the template
+            assert "reset to its initial state" in hung.content
+            # recreated from the template on a live actor by its next call: no reset() needed
             assert not (await victim.call_tool("get_book", {"book_id": 1})).is_error
 
             crashed = await victim.call_tool("debug_crash", {})

@@ -36,6 +36,7 @@ _EXPORTS = {
     "WorkerPool": "workers",
 }
 
+
 def __getattr__(name: str) -> Any:
     if name == "__version__":  # importlib.metadata is slow to import; sandboxes never ask
         from importlib.metadata import PackageNotFoundError, version
@@ -48,5 +49,6 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'awm_envs' has no attribute {name!r}")
     return getattr(importlib.import_module(f"awm_envs.{module}"), name)
+
 
 __all__ = [*sorted(_EXPORTS), "__version__"]

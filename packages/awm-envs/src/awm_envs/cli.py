@@ -305,8 +305,23 @@ async def _call_in_worker(path: Path, tool: str, arguments: Any) -> tuple[Any, b
     "--idle-timeout",
     default=1800.0,
     show_default=True,
-    type=float,
-    help="Seconds before an idle instance is closed.",
+    type=click.FloatRange(min=0),
+    help="Seconds before an idle session and its instance are closed (0: never).",
+)
+@click.option(
+    "--max-sessions",
+    default=10_000,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Open HTTP sessions at most; at the cap the least recently used idle session is "
+    "evicted for a new one, and a new client is refused (503) only if all are busy (0: no cap).",
+)
+@click.option(
+    "--rate-limit",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Requests per second per client address over HTTP; above it the answer is 429 (0: off).",
 )
 @click.option(
     "--workers",
@@ -329,6 +344,8 @@ def serve_command(
     host: str,
     port: int,
     idle_timeout: float,
+    max_sessions: int,
+    rate_limit: float,
     workers: int,
     call_timeout: float,
     catalogs: list[Path],
@@ -339,12 +356,10 @@ def serve_command(
     app.py is never imported in this process.
     """
     from awm_envs.environment import load_environment
-    from awm_envs.mcp_server import serve_http, serve_stdio
-    from awm_envs.preflight import check_bundle
+    from awm_envs.mcp_server import SHUTDOWN_DEADLINE_S, serve_http, serve_stdio
 
-    e = load_environment(env, catalog=catalogs)  # found now; app.py is imported on first use
-    if workers <= 0:
-        check_bundle(e.path)  # a crash or a hang at import: a clear error, not a dead server
+    # found now; without workers (trusted code) app.py is imported here on first use
+    e = load_environment(env, catalog=catalogs)
     announce = lambda p: click.echo(  # noqa: E731
         f"serving {e.id} at http://{host}:{p}/mcp (and /mcp/i/{{id}})", err=True
     )
@@ -379,12 +394,26 @@ def serve_command(
                     factory=factory,
                     tools=tools,
                     ready=announce,
+                    max_sessions=max_sessions,
+                    rate_limit=rate_limit,
+                    exit_deadline=SHUTDOWN_DEADLINE_S,  # SIGTERM: gone within 2 s
                 )
         finally:
             if pool is not None:
                 await pool.close()
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        if stdio:
+            raise
+        # SIGINT: the server has shut down and the pool is closed; tearing down the interpreter
+        # (every session object) would take longer than the shutdown itself
+        import os
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
 
 
 @envs.command(name="bench")

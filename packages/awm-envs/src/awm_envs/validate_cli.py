@@ -14,8 +14,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from awm_envs.validate import EnvValidation, validate_catalog
 from awm_envs.sandbox import IsolationUnavailable, SandboxStartError
+from awm_envs.validate import EnvValidation, validate_catalog
 from awm_envs.verifiers import VerifierSandboxUnavailable
 
 

@@ -42,12 +42,22 @@ def result_to_wire(result: ToolResult) -> dict[str, Any]:
     }
 
 
-def result_from_wire(data: dict[str, Any]) -> ToolResult:
+def result_from_wire(data: Any) -> ToolResult:
+    """A ToolResult from its wire form; raises ValueError for anything else (a worker running
+    hostile code can send anything, and the host must not trip over it)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"a tool result that is not an object: {type(data).__name__}")
+    error_type = data.get("error_type")
+    latency = data.get("latency_s") or 0.0
+    if error_type is not None and not isinstance(error_type, str):
+        raise ValueError("a tool result with a non-text error_type")
+    if not isinstance(latency, int | float):
+        raise ValueError("a tool result with a non-numeric latency")
     return ToolResult(
         content=data.get("content"),
         is_error=bool(data.get("is_error")),
-        error_type=data.get("error_type"),
-        latency_s=float(data.get("latency_s") or 0.0),
+        error_type=error_type,
+        latency_s=float(latency),
     )
 
 

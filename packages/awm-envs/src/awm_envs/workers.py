@@ -198,6 +198,8 @@ class WorkerHandle:
         self.reader = wire.FrameReader()
         self.lock = asyncio.Lock()
         self.inflight: asyncio.Future[wire.Message] | None = None
+        self.orphan: wire.Message | None = None  # a reply whose caller stopped waiting
+        self.current: tuple[str, str | None] = ("", None)  # the request in flight: op, instance
         self.instances: set[str] = set()
         self.alive = True
         self.ready: asyncio.Future[None] = loop.create_future()
@@ -231,6 +233,11 @@ class WorkerHandle:
 def _retrieve(fut: asyncio.Future[Any]) -> None:
     if not fut.cancelled():
         fut.exception()  # nobody may be waiting: do not log "exception was never retrieved"
+
+
+def _expire(fut: asyncio.Future[Any]) -> None:
+    if not fut.done():
+        fut.set_exception(TimeoutError())
 
 
 def _encode_request(op: str, args: tuple[Any, ...]) -> wire.Message:
@@ -304,10 +311,10 @@ class InstanceHost:
         self._after_failure(w)
 
     async def _notice_text(self, w: Any, iid: str) -> str:
-        failure = w.failure
+        failure: _Failure | None = w.failure
         if failure is None:
             return "the environment worker hosting this instance was replaced"
-        text = failure.culprit_text if iid == failure.culprit else failure.others
+        text: str = failure.culprit_text if iid == failure.culprit else failure.others
         if failure.with_reason:
             text += f" (it {await self._death_reason(w)})"
         return text
@@ -369,15 +376,21 @@ class WorkerPool(InstanceHost):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._retired: list[WorkerHandle] = []
         self._last_start_error = ""
+        self._spare_failures = 0
 
     # -- lifecycle ---------------------------------------------------------------------
     async def start(self) -> WorkerPool:
         """Start every worker (in parallel) and wait until each is ready."""
+        if self.workers:
+            return self
+        if self._closed:
+            raise PoolClosedError("the worker pool is closed")
         loop = asyncio.get_running_loop()
         if self.isolation is None:
             self.isolation = await loop.run_in_executor(None, resolve, self.require_isolation)
         try:
-            self.workers = [self._spawn(i) for i in range(self.size)]
+            for i in range(self.size):  # all start at once: each imports FastAPI & co. (~2 s)
+                self.workers.append(self._spawn(i))
             await asyncio.gather(*(self._wait_ready(w) for w in self.workers))
         except BaseException:
             await self.close()
@@ -400,7 +413,7 @@ class WorkerPool(InstanceHost):
         if self.spare_worker is not None:
             handles.append(self.spare_worker)
         for w in handles:
-            self._stop(w, "the pool was closed")
+            self._stop(w, "was stopped: its pool was closed")
         for task in list(self._tasks):
             if not task.done() and task not in {w.exit_task for w in handles}:
                 task.cancel()
@@ -451,6 +464,23 @@ class WorkerPool(InstanceHost):
         if not w.ready.done():
             self._stop(w, f"did not start within {START_TIMEOUT_S:g} s and was stopped")
 
+    async def _warm(self, w: WorkerHandle) -> None:
+        """A ready spare imports the pool's environments at once, so that the instances
+        recreated on it after a crash need no import: replacement is immediate."""
+        for path in list(self._tools):
+            if not w.alive or self._closed:
+                return
+            try:
+                await self._request(w, "load", (path,), self.setup_timeout)
+            except WorkerRequestError:
+                continue  # that bundle no longer loads: creating an instance will say why
+            except (WorkerDied, TimeoutError):
+                self._on_failure(
+                    w, None, "the environment worker hosting this instance died while importing"
+                )
+                return
+        self._spare_failures = 0
+
     def _keep_spare(self) -> None:
         if self.spare_worker is not None and not self.spare_worker.alive:
             self._retired.append(self.spare_worker)  # it failed to start: try a fresh one
@@ -489,12 +519,17 @@ class WorkerPool(InstanceHost):
                     w.start_timer.cancel()
                 w.start_s = time.monotonic() - w.spawned
                 w.ready.set_result(None)
+                if w.index < 0:
+                    self._task(self._warm(w))
                 continue
             fut, w.inflight = w.inflight, None
-            if fut is None or fut.done():
+            if fut is None:
                 self._channel_lost(w, "sent a message nobody asked for and was stopped")
                 return
-            fut.set_result(message)
+            if fut.done():  # its caller was cancelled, or its deadline passed this loop turn
+                w.orphan = message
+            else:
+                fut.set_result(message)
 
     def _detach(self, w: WorkerHandle) -> bool:
         """Stop listening to a worker; False if that was already done."""
@@ -521,6 +556,16 @@ class WorkerPool(InstanceHost):
         fut, w.inflight = w.inflight, None
         if fut is not None and not fut.done():
             fut.set_exception(WorkerDied(f"sandbox worker {w.index} died"))
+            return
+        if fut is not None:  # a request whose caller had just stopped waiting for it
+            op, who = w.current
+            self._on_failure(
+                w,
+                who,
+                f"another instance's {op} request crashed the shared environment worker",
+                culprit_text=f"your previous {op} request (its caller had stopped waiting) "
+                "crashed the environment worker",
+            )
             return
         self._on_failure(w, None, "the environment worker hosting this instance died between calls")
 
@@ -618,8 +663,8 @@ class WorkerPool(InstanceHost):
                 if path is not None and args[0] not in w.loaded:
                     raise ImportTimeout(
                         f"{Path(path) / 'app.py'} did not finish importing within "
-                        f"{timeout:g} s (the import limit; an infinite loop or a blocking call at "
-                        "import time?); the worker importing it was stopped"
+                        f"{timeout:g} s (the import limit, {IMPORT_TIMEOUT_ENV}; an infinite loop "
+                        "or a blocking call at import time?); the worker importing it was stopped"
                     ) from None
                 raise
             if path is not None:
@@ -635,11 +680,19 @@ class WorkerPool(InstanceHost):
     async def _exchange(
         self, w: WorkerHandle, message: wire.Message, timeout: float, op: str, who: str | None
     ) -> Any:
-        """Send one message and wait for its answer (the worker's lock is held)."""
+        """Send one message and wait for its answer (the worker's lock is held).
+
+        The hot path awaits the reply future directly under a timer (no ``wait_for``
+        or ``shield``: a tool call costs the host a few tens of microseconds). A
+        reply that arrives after its caller was cancelled, or in the same loop
+        turn as its deadline, is kept in ``w.orphan``.
+        """
         loop = asyncio.get_running_loop()
         data = wire.encode(*message)
         fut: asyncio.Future[wire.Message] = loop.create_future()
         w.inflight = fut
+        w.orphan = None
+        w.current = (op, who)
         deadline = loop.time() + timeout
         try:
             sent = w.proc.sock.send(data)
@@ -649,6 +702,7 @@ class WorkerPool(InstanceHost):
             w.inflight = None
             self._channel_lost(w)  # it was already gone: not this request's doing
             raise WorkerDied(f"sandbox worker {w.index} is gone") from None
+        timer = loop.call_later(timeout, _expire, fut)
         try:
             if sent < len(data):  # the rest in a task of its own: never half a message
                 sending = asyncio.ensure_future(
@@ -661,18 +715,27 @@ class WorkerPool(InstanceHost):
                     raise WorkerDied(f"sandbox worker {w.index} stopped reading") from None
                 except OSError:
                     pass  # it died: the channel's end says so through ``fut``
-            reply = await asyncio.wait_for(asyncio.shield(fut), max(0.0, deadline - loop.time()))
+            reply = await fut
         except asyncio.CancelledError:
-            # The caller stopped waiting, but the worker is still running the request: keep
-            # the worker's lock until it answers or misses the deadline.
+            # The caller stopped waiting. If the worker still owes the answer, it keeps
+            # running the request: hold its lock until it answers or misses the deadline.
+            orphan, w.orphan = w.orphan, None
+            if orphan is not None or (fut.done() and not fut.cancelled()) or not w.alive:
+                raise
+            if fut.cancelled():
+                fut = loop.create_future()
+                w.inflight = fut
             self._task(self._abandoned(w, fut, deadline, op, who))
             raise _HandedOff() from None
         except TimeoutError:
-            if fut.done() and not fut.cancelled() and fut.exception() is None:
-                return _decode_reply(fut.result())
+            orphan, w.orphan = w.orphan, None
+            if orphan is not None:  # it answered in the very loop turn of its deadline
+                return _decode_reply(orphan)
             w.inflight = None
             self._stop(w, f"did not answer {op} within {timeout:g} s and was stopped")
             raise TimeoutError(op) from None
+        finally:
+            timer.cancel()
         return _decode_reply(reply)
 
     async def _abandoned(
@@ -685,7 +748,7 @@ class WorkerPool(InstanceHost):
     ) -> None:
         loop = asyncio.get_running_loop()
         try:
-            await asyncio.wait_for(asyncio.shield(fut), max(0.0, deadline - loop.time()))
+            await asyncio.wait_for(fut, max(0.0, deadline - loop.time()))
         except TimeoutError:
             w.inflight = None
             self._stop(w, f"did not answer {op} in time and was stopped")
@@ -719,6 +782,8 @@ class WorkerPool(InstanceHost):
         folder = Path(path)
         print_ = _fingerprint(folder)
         cached = self._bundles.get(path)
+        if cached is not None and not print_:
+            return cached[1]  # the folder is gone: workers keep loading the copy shipped so far
         if cached is None or cached[0] != print_:
             cached = (print_, ShippedBundle.pack(folder))
             self._bundles[path] = cached
@@ -726,18 +791,18 @@ class WorkerPool(InstanceHost):
 
     # -- placement and failures (the host protocol RemoteInstance uses) --------------------
     async def _pick(self) -> WorkerHandle:
-        """The least-loaded ready worker (waiting for one being started, if none is ready)."""
+        """The least-loaded live worker, waiting for it if it is still starting (a replacement).
+
+        Load counts instances and creates under way, so a burst of creates, or the
+        instances of a crashed worker coming back, spread evenly instead of piling
+        onto whichever worker happens to be ready first.
+        """
         revived = False
         while True:
             if self._closed:
                 raise PoolClosedError("the worker pool is closed")
-            ready = [w for w in self.workers if w.alive and w.is_ready]
-            if ready:
-                w = min(ready, key=lambda w: len(w.instances) + w.placing)
-                w.placing += 1
-                return w
-            starting = [w.ready for w in self.workers if w.alive and not w.ready.done()]
-            if not starting:
+            live = [w for w in self.workers if w.alive]
+            if not live:
                 if revived:
                     raise WorkerDied(
                         f"no sandbox worker could be started: {self._last_start_error}"
@@ -746,10 +811,19 @@ class WorkerPool(InstanceHost):
                 for w in list(self.workers):
                     self._replace(w)
                 continue
-            await asyncio.wait(starting, return_when=asyncio.FIRST_COMPLETED)
-            for w in self.workers:
-                if w.ready.done() and not w.is_ready and w.exit_task is not None:
-                    self._last_start_error = await self._death_reason(w)
+            w = min(live, key=lambda w: (len(w.instances) + w.placing, not w.is_ready))
+            w.placing += 1
+            if w.is_ready:
+                return w
+            try:
+                await asyncio.shield(w.ready)
+                return w
+            except WorkerDied:
+                self._placed(w)
+                self._last_start_error = await self._death_reason(w)
+            except BaseException:
+                self._placed(w)
+                raise
 
     def _down(self, w: WorkerHandle) -> None:
         if w.alive:
@@ -758,7 +832,9 @@ class WorkerPool(InstanceHost):
     def _after_failure(self, w: WorkerHandle) -> None:
         if w is self.spare_worker:
             self.spare_worker = None
-            self._keep_spare()
+            self._spare_failures += 1
+            if self._spare_failures < 3:  # a spare that keeps dying idle is not worth its CPU
+                self._keep_spare()
         else:
             self._replace(w)
 
@@ -811,7 +887,7 @@ class WorkerPool(InstanceHost):
                         ) from None
                 finally:
                     self._placed(w)
-            self._tools[path] = [ToolSpec.model_validate(t) for t in tools]
+            self._tools[path] = _tool_specs(tools)
         return self._tools[path]
 
     def tools_of(self, path: str) -> list[ToolSpec]:
@@ -834,6 +910,15 @@ class WorkerPool(InstanceHost):
             "replaced": self.replaced,
             "isolation": self.isolation.kind if self.isolation else None,
         }
+
+
+def _tool_specs(data: Any) -> list[ToolSpec]:
+    try:
+        return [ToolSpec.model_validate(t) for t in data]
+    except (TypeError, ValueError) as exc:
+        raise WorkerRequestError(
+            f"the environment worker sent malformed tool specs: {exc}"
+        ) from None
 
 
 class _HandedOff(Exception):
@@ -908,7 +993,7 @@ class RemoteInstance:
                     ) from None
             finally:
                 self.pool._placed(w)
-        self.pool._tools[self.env_path] = [ToolSpec.model_validate(t) for t in tools]
+        self.pool._tools[self.env_path] = _tool_specs(tools)
         w.instances.add(self.id)
         self.worker = w
         self._lost = False
@@ -976,7 +1061,10 @@ class RemoteInstance:
             )
         except WorkerRequestError as exc:
             return error_result("environment_error", str(exc))
-        return result_from_wire(value)
+        try:
+            return result_from_wire(value)
+        except ValueError as exc:
+            return error_result("environment_error", f"the environment worker sent {exc}")
 
     async def _tell(self, name: str) -> ToolResult:
         """Recreate the instance and say, once, why its state is gone."""
@@ -1018,13 +1106,19 @@ class RemoteInstance:
     async def reset(self) -> None:
         """Back to the initial database; recreates the instance if its worker was lost."""
         self._notice = None  # a deliberate reset: nothing to tell
-        if self._lost:
-            await self._recreate()
-            return
-        await self._simple("reset")
+        if not self._lost:
+            try:
+                await self._simple("reset")
+                return
+            except (WorkerDied, TimeoutError):
+                self._notice = None  # its worker died under the reset: a fresh one does as well
+        await self._recreate()
 
     async def snapshot(self) -> bytes:
-        return await self._simple("snapshot")  # type: ignore[no-any-return]
+        image = await self._simple("snapshot")
+        if not isinstance(image, bytes):
+            raise WorkerRequestError("the environment worker sent a snapshot that is not bytes")
+        return image
 
     async def restore(self, image: bytes) -> None:
         self._notice = None
@@ -1045,7 +1139,8 @@ class RemoteInstance:
 
     @property
     def pid(self) -> int | None:
-        return self.worker.pid if self.worker else None  # type: ignore[no-any-return]
+        pid: int | None = self.worker.pid if self.worker else None
+        return pid
 
     def __repr__(self) -> str:
         return f"RemoteInstance({self.id!r}, worker={self.worker.index if self.worker else None}, pid={self.pid})"

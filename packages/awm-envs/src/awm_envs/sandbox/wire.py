@@ -34,8 +34,11 @@ class ProtocolError(ValueError):
     """The other side sent something that is not a message: treated like a crash."""
 
 
+_JSON = json.JSONEncoder(separators=(",", ":"))  # one encoder: json.dumps makes one per call
+
+
 def encode(header: dict[str, Any], blobs: Sequence[bytes] = ()) -> bytes:
-    body = json.dumps({**header, _BLOBS: len(blobs)}, separators=(",", ":")).encode()
+    body = _JSON.encode({**header, _BLOBS: len(blobs)}).encode()
     parts = [_LEN.pack(len(body)), body]
     for blob in blobs:
         parts += [_LEN.pack(len(blob)), blob]
@@ -70,6 +73,15 @@ class FrameReader:
         self._blobs: list[bytes] = []
 
     def feed(self, data: bytes) -> list[Message]:
+        if not self._buf and self._header is None and len(data) >= 4:
+            # the common case, one whole blob-less message: no copies into the buffer
+            (n,) = _LEN.unpack_from(data)
+            if len(data) == 4 + n and n <= self._max:
+                header, count = _decode_header(data[4:])
+                if count == 0:
+                    return [(header, [])]
+                self._header, self._want, self._blobs = header, count, []
+                return []
         self._buf += data
         out: list[Message] = []
         while True:
