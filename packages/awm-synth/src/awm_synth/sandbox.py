@@ -352,6 +352,9 @@ class CheckSandbox:
         )
         self._closed = False
         self._started = False
+        # Started workers waiting for a check: a sandboxed worker takes ~2 s to import FastAPI
+        # and SQLAlchemy, so the next one starts while the current check runs.
+        self._warm: list[asyncio.Task[WorkerPool]] = []
 
     async def __aenter__(self) -> CheckSandbox:
         await self._ready()
@@ -364,13 +367,44 @@ class CheckSandbox:
             await asyncio.get_running_loop().run_in_executor(None, self._isolated.start)
 
     async def __aexit__(self, *exc: object) -> None:
+        warm, self._warm = self._warm, []
+        for task in warm:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                pool = await task
+                await pool.close()
         self.close()
+
+    def _start_worker(self) -> None:
+        async def start() -> WorkerPool:
+            pool = WorkerPool(
+                1, call_timeout=self.limits.call_s, memory_limit=self.limits.memory_bytes
+            )
+            try:
+                await pool.start()
+            except BaseException:
+                await pool.close()
+                raise
+            return pool
+
+        self._warm.append(asyncio.get_running_loop().create_task(start()))
+
+    async def _fresh_worker(self) -> WorkerPool:
+        """A started one-worker pool that has hosted nothing yet; the next starts at once."""
+        if not self._warm:
+            self._start_worker()
+        task = self._warm.pop(0)
+        if len(self._warm) < self.slots:
+            self._start_worker()
+        return await task
 
     def close(self) -> None:
         """Stop the verifier workers and remove staged candidates."""
         if self._closed:
             return
         self._closed = True
+        for task in self._warm:
+            task.cancel()
         self._verifiers.close()
         self._isolated.close()
         self._verify_threads.shutdown(wait=False, cancel_futures=True)
@@ -392,19 +426,18 @@ class CheckSandbox:
     async def app(self, folder: Path) -> AsyncIterator[SandboxedApp]:
         """Host the candidate in ``folder`` in a fresh worker; raise :class:`AppLoadError` if it won't load.
 
-        A fresh worker per check (forked from a warm server, milliseconds)
-        means no candidate shares a process with another, and a worker's
-        memory never grows with the number of apps it has imported.
+        A fresh sandboxed worker per check (started ahead, while the previous
+        check runs) means no candidate shares a process with another, and a
+        worker's memory never grows with the number of apps it has imported.
         """
         await self._ready()
-        pool = WorkerPool(1, call_timeout=self.limits.call_s, memory_limit=self.limits.memory_bytes)
         try:
-            try:
-                await pool.start()
-            except (WorkerDied, TimeoutError, OSError) as exc:
-                raise SandboxUnavailableError(
-                    f"the sandbox worker process did not start: {type(exc).__name__}: {exc}"
-                ) from exc
+            pool = await self._fresh_worker()
+        except (WorkerDied, TimeoutError, OSError) as exc:
+            raise SandboxUnavailableError(
+                f"the sandbox worker process did not start: {type(exc).__name__}: {exc}"
+            ) from exc
+        try:
             first = pool.workers[0]
             try:
                 inst = await asyncio.wait_for(pool.create(folder), self.limits.startup_s)
