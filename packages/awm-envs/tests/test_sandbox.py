@@ -279,3 +279,28 @@ def test_awm_envs_sandbox_reports_what_code_inside_can_do() -> None:
         env={**os.environ, "AWM_SANDBOX_ISOLATION": "off"},
     )
     assert refused.returncode == 1 and "required" in refused.stderr
+
+
+@isolated
+def test_tmp_is_emptied_around_folders_granted_from_the_hosts_tmp(tmp_path: Path) -> None:
+    """A venv or bundle under the host's /tmp (CI clones there) is mounted inside the
+    sandbox's private /tmp: clean-up must remove what jobs write around it, not walk it."""
+    granted = tmp_path / "granted"
+    granted.mkdir()
+    (granted / "keep.txt").write_text("host file")
+    planted = tmp_path / "planted.txt"  # beside the mount, on the sandbox's own tmpfs
+    with ForkServer("awm_envs.sandbox.probe:run_python", ro_paths=[granted]) as server:
+        first = run(
+            server,
+            f"open({str(planted)!r}, 'w').write('x'); open('/tmp/junk', 'w').write('x'); result = 1",
+        )
+        assert first["status"] == "ok", first
+        seen = run(
+            server,
+            "import os\n"
+            f"result = (os.path.exists({str(planted)!r}), os.path.exists('/tmp/junk'),"
+            f" open({str(granted / 'keep.txt')!r}).read())",
+        )
+    assert seen == {"status": "ok", "result": "(False, False, 'host file')"}
+    assert (granted / "keep.txt").read_text() == "host file"
+    assert not planted.exists()

@@ -32,6 +32,7 @@ the template (warm-ups, audit hooks).
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import importlib
 import math
@@ -203,9 +204,36 @@ def clean_namespace(keep: set[int]) -> None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(other, signal.SIGKILL)
         reap_zombies()
-    for entry in os.listdir("/tmp"):
-        path = os.path.join("/tmp", entry)
-        if os.path.isdir(path) and not os.path.islink(path):
+    _empty_tmp("/tmp", _mounted_under_tmp())
+
+
+@functools.cache
+def _mounted_under_tmp() -> frozenset[str]:
+    """Mount points inside /tmp (a venv or bundle granted from the host's /tmp) and the
+    folders leading to them: clean-up removes everything around them, never walks into them."""
+    keep: set[str] = set()
+    with contextlib.suppress(OSError):
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                point = line.split()[4].replace("\\040", " ")  # mountinfo escapes spaces
+                if point.startswith("/tmp/"):
+                    while point not in ("/tmp", "/"):
+                        keep.add(point)
+                        point = os.path.dirname(point)
+    return frozenset(keep)
+
+
+def _empty_tmp(folder: str, keep: frozenset[str]) -> None:
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for entry in entries:
+        path = os.path.join(folder, entry)
+        if path in keep:
+            if not os.path.ismount(path):
+                _empty_tmp(path, keep)
+        elif os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
         else:
             with contextlib.suppress(OSError):
