@@ -212,14 +212,13 @@ def _mounted_under_tmp() -> frozenset[str]:
     """Mount points inside /tmp (a venv or bundle granted from the host's /tmp) and the
     folders leading to them: clean-up removes everything around them, never walks into them."""
     keep: set[str] = set()
-    with contextlib.suppress(OSError):
-        with open("/proc/self/mountinfo") as f:
-            for line in f:
-                point = line.split()[4].replace("\\040", " ")  # mountinfo escapes spaces
-                if point.startswith("/tmp/"):
-                    while point not in ("/tmp", "/"):
-                        keep.add(point)
-                        point = os.path.dirname(point)
+    with contextlib.suppress(OSError), open("/proc/self/mountinfo") as f:
+        for line in f:
+            point = line.split()[4].replace("\\040", " ")  # mountinfo escapes spaces
+            if point.startswith("/tmp/"):
+                while point not in ("/tmp", "/"):
+                    keep.add(point)
+                    point = os.path.dirname(point)
     return frozenset(keep)
 
 
