@@ -304,3 +304,15 @@ def test_tmp_is_emptied_around_folders_granted_from_the_hosts_tmp(tmp_path: Path
     assert seen == {"status": "ok", "result": "(False, False, 'host file')"}
     assert (granted / "keep.txt").read_text() == "host file"
     assert not planted.exists()
+
+
+def test_serve_help_says_in_process_is_for_trusted_code_only() -> None:
+    """Finding 8: nothing told users that workers=0 runs app.py in the server process."""
+    from click.testing import CliRunner
+
+    from awm_envs.cli import envs
+
+    text = " ".join(CliRunner().invoke(envs, ["serve", "--help"]).output.split())
+    assert "only for code you trust" in text
+    assert "trusted code only" in text
+    assert "docs/security.md" in text

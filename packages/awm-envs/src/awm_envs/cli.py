@@ -328,7 +328,7 @@ async def _call_in_worker(path: Path, tool: str, arguments: Any) -> tuple[Any, b
     default=0,
     show_default=True,
     type=int,
-    help="Run tool code in N sandbox worker processes (0: in-process).",
+    help="Run tool code in N sandboxed worker processes (0: in this process, trusted code only; see docs/security.md).",
 )
 @click.option(
     "--call-timeout",
@@ -352,8 +352,10 @@ def serve_command(
 ) -> None:
     """Serve ENV over MCP: --stdio, or streamable HTTP at http://HOST:PORT/mcp (one instance per session).
 
-    With --workers N the tool code runs in N sandbox workers and the bundle's
-    app.py is never imported in this process.
+    Without --workers (0) app.py runs inside this process: only for code you
+    trust, such as the shipped catalog. With --workers N the tool code runs in N
+    sandboxed worker processes (no network, no host files, no API keys) and
+    app.py is never imported here. What each mode contains: docs/security.md.
     """
     from awm_envs.environment import load_environment
     from awm_envs.mcp_server import SHUTDOWN_DEADLINE_S, serve_http, serve_stdio
