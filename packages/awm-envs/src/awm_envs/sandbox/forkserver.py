@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import socket
 import time
 from collections import deque
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from awm_envs.sandbox import wire
-from awm_envs.sandbox.forkhost import classify, read_reply
+from awm_envs.sandbox.forkhost import classify, error, read_reply
 from awm_envs.sandbox.isolation import Isolation, resolve
 from awm_envs.sandbox.limits import Limits
 from awm_envs.sandbox.process import SandboxProcess
@@ -33,8 +34,7 @@ class SandboxStartError(RuntimeError):
     """The sandbox itself would not start: the machine's fault, not the code's."""
 
 
-def error_reply(kind: str, message: str) -> dict[str, Any]:
-    return {"status": "error", "kind": kind, "message": message, "traceback": None}
+error_reply = error  # the reply a job gets when it (or its template) failed
 
 
 @dataclass
@@ -90,6 +90,7 @@ class ForkServer:
         self._spares: deque[_Spare] = deque()
         self._unclean: int | None = None  # a finished job whose clean-up is not confirmed yet
         self._codes: dict[int, int | None] = {}
+        self._ready: dict[str, Any] | None = None  # the template's "ready" message
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> ForkServer:
@@ -111,8 +112,9 @@ class ForkServer:
         self._fds.clear()
         self._spares.clear()
         self._unclean = None
+        self._ready = None
         try:
-            ready = self._wait(lambda h: "ready" in h, START_TIMEOUT_S)
+            self._until(lambda: self._ready is not None, START_TIMEOUT_S)
         except _TemplateGone as exc:
             reason = self.proc.exit_reason(wait=0.5)
             self._discard()
@@ -120,7 +122,8 @@ class ForkServer:
                 f"the sandbox template for {self.job} did not start (it {reason}; {exc}); "
                 "run with debug=True to see its stderr"
             ) from None
-        self.own_namespace = bool(ready.get("namespace"))
+        assert self._ready is not None
+        self.own_namespace = bool(self._ready.get("namespace"))
         return self
 
     def close(self) -> None:
@@ -157,8 +160,6 @@ class ForkServer:
         """Read what the template sent (with any pipe ends attached); False on timeout."""
         assert self.proc is not None
         sock = self.proc.sock
-        import select
-
         ready, _, _ = select.select([sock], [], [], timeout)
         if not ready:
             return False
@@ -192,17 +193,6 @@ class ForkServer:
             elif "ready" in header:
                 self._ready = header
         return True
-
-    def _wait(self, predicate: Any, timeout: float) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        self._ready: dict[str, Any] = {}
-        while True:
-            if self._ready and predicate(self._ready):
-                return self._ready
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise _TemplateGone(f"no answer within {timeout:g} s")
-            self._pump(left)
 
     def _until(self, done: Any, timeout: float) -> None:
         deadline = time.monotonic() + timeout
