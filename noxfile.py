@@ -37,20 +37,35 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", *(session.posargs or []))
 
 
+MYPY_TARGETS = [f"packages/{pkg}/src" for pkg in PACKAGES]
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff check and ruff format --check."""
-    session.install("ruff>=0.9,<1")
+    """ruff, import-linter (the layers of docs/architecture.md) and mypy strict on all six packages."""
+    # every package with its typed dependencies (torch for awm-core's local backend), so mypy
+    # checks the calls into FastAPI, SQLAlchemy, mcp and transformers as in the dev venv
+    session.install("torch==2.13.0")
+    _install_workspace(
+        session,
+        "-e",
+        "packages/awm-core[local]",
+        "ruff>=0.9,<1",
+        "mypy>=1.13,<2",
+        "import-linter>=2.16,<3",
+    )
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("lint-imports")
+    session.run("mypy", *MYPY_TARGETS)
 
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy (strict) on awm-core."""
-    # with the local extra, so the transformers calls are checked as in the dev venv
-    session.install("torch==2.13.0", "-e", "packages/awm-core[local]", "mypy>=1.13,<2", *TEST_DEPS)
-    session.run("mypy", "packages/awm-core/src/awm_core")
+    """mypy strict on all six packages (also part of ``lint``)."""
+    session.install("torch==2.13.0")
+    _install_workspace(session, "-e", "packages/awm-core[local]", "mypy>=1.13,<2")
+    session.run("mypy", *MYPY_TARGETS)
 
 
 @nox.session
@@ -58,5 +73,9 @@ def perf(session: nox.Session) -> None:
     """awm-envs benchmark (full sizes: 1,024 instances, 20,000 reset cycles, 64 MCP sessions) as JSON."""
     session.install("-e", "packages/awm-core", "-e", "packages/awm-envs")
     session.run(
-        "awm", "envs", "bench", "--json", *session.posargs, env={"AWM_LOAD_PLUGINS": "envs"}
+        "python",
+        "packages/awm-envs/benchmarks/bench_envs.py",
+        "--json",
+        *session.posargs,
+        env={"AWM_LOAD_PLUGINS": "envs"},
     )

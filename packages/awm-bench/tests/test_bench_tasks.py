@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -23,7 +24,7 @@ def test_reference_policy_scores_every_bucket_fully() -> None:
     assert report["reward_distribution"] == {"+1.0": 10}
 
 
-def test_a_model_that_never_calls_a_tool_fails_every_task(tmp_path) -> None:
+def test_a_model_that_never_calls_a_tool_fails_every_task(tmp_path: Path) -> None:
     script = tmp_path / "replies.json"
     script.write_text(json.dumps(["I cannot help with that."] * 10))
     result = CliRunner().invoke(

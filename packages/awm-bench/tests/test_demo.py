@@ -12,11 +12,13 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
+DemoRun = tuple[subprocess.CompletedProcess[str], Path]
+
 
 @pytest.fixture(scope="module")
 def demo_run(
     tmp_path_factory: pytest.TempPathFactory,
-) -> tuple[subprocess.CompletedProcess[str], Path]:
+) -> DemoRun:
     out = tmp_path_factory.mktemp("demo") / "awm-demo"
     proc = subprocess.run(
         [sys.executable, "-m", "awm_core.cli", "demo", "--no-local", "--out", str(out), "--json"],
@@ -28,14 +30,14 @@ def demo_run(
     return proc, out
 
 
-def test_demo_exits_zero_and_prints_json(demo_run) -> None:
+def test_demo_exits_zero_and_prints_json(demo_run: DemoRun) -> None:
     proc, _ = demo_run
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads(proc.stdout)
     assert summary["reference_pass_rate"] == 1.0
 
 
-def test_demo_synthesizes_one_environment_with_self_correction(demo_run) -> None:
+def test_demo_synthesizes_one_environment_with_self_correction(demo_run: DemoRun) -> None:
     proc, out = demo_run
     summary = json.loads(proc.stdout)
     synthesis = summary["synthesis"]
@@ -44,14 +46,14 @@ def test_demo_synthesizes_one_environment_with_self_correction(demo_run) -> None
     assert (out / "synth" / "bundles" / synthesis["scenario"] / "manifest.json").is_file()
 
 
-def test_demo_validates_synthesized_and_catalog_environments(demo_run) -> None:
+def test_demo_validates_synthesized_and_catalog_environments(demo_run: DemoRun) -> None:
     summary = json.loads(demo_run[0].stdout)
     validated = {v["env_id"]: v for v in summary["validation"]}
     assert {"shop", "bank", summary["synthesis"]["scenario"]} <= set(validated)
     assert all(v["passed"] and v["proven"] == v["tasks"] > 0 for v in validated.values())
 
 
-def test_demo_rolls_out_every_task_and_rewards_it(demo_run) -> None:
+def test_demo_rolls_out_every_task_and_rewards_it(demo_run: DemoRun) -> None:
     summary = json.loads(demo_run[0].stdout)
     reference = [e for e in summary["environments"] if e["policy"] == "reference"]
     assert len(reference) == 3
@@ -61,7 +63,7 @@ def test_demo_rolls_out_every_task_and_rewards_it(demo_run) -> None:
         assert env["env_calls_per_s"] > 0
 
 
-def test_demo_writes_an_html_report_with_charts(demo_run) -> None:
+def test_demo_writes_an_html_report_with_charts(demo_run: DemoRun) -> None:
     _, out = demo_run
     html = (out / "report.html").read_text()
     assert html.count("<svg") >= 2

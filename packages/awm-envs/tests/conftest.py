@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+# the performance tools (not part of the wheel): the raw MCP client and the bench bundle
+sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
 
 from hostile import LIBRARY, make_hostile_bundle  # noqa: E402
 

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from awm_envs import awm1k
-from awm_envs.awm1k import fix_escaped_quotes, import_awm, read_release, rewrite_app
-from awm_envs.timefreeze import freeze_now
+from awm_envs.awm1k.export import export_awm
+from awm_envs.awm1k.importer import import_awm
+from awm_envs.awm1k.read import read_release
+from awm_envs.awm1k.repair import fix_escaped_quotes, rewrite_app
+from awm_envs.bundle.timefreeze import freeze_now
 
 FIXTURES = Path(__file__).parent / "fixtures" / "awm1k"
 REF = datetime(2025, 6, 1, 12, 0, 0)
@@ -29,7 +31,7 @@ def _make_release(folder: Path) -> Path:
 
 
 def run_verifier(env, task, initial: bytes, final: bytes, answer: str | None = None):
-    from awm_envs.verifiers import load_verifiers, run_native_verifier
+    from awm_envs.validation.verifier_runner import load_verifiers, run_native_verifier
 
     return run_native_verifier(load_verifiers(env.path), task.verifier, initial, final, answer)
 
@@ -78,7 +80,7 @@ def test_release_files_are_joined_on_the_normalised_name(tmp_path: Path) -> None
 
 
 def test_good_scenario_is_imported_and_serves_tools(imported) -> None:
-    from awm_envs.environment import load_environment
+    from awm_envs.runtime.environment import load_environment
 
     out, results, _ = imported
     assert results["library_3"].status == "imported"
@@ -97,7 +99,7 @@ def test_good_scenario_is_imported_and_serves_tools(imported) -> None:
 
 
 def test_imported_instances_are_isolated(imported) -> None:
-    from awm_envs.environment import load_environment
+    from awm_envs.runtime.environment import load_environment
 
     out, _, _ = imported
     env = load_environment(out / "library_3")
@@ -107,7 +109,7 @@ def test_imported_instances_are_isolated(imported) -> None:
 
 
 def test_both_verifier_modes_run_with_the_native_signature(imported) -> None:
-    from awm_envs.environment import load_environment
+    from awm_envs.runtime.environment import load_environment
 
     out, _, _ = imported
     env = load_environment(out / "library_3")
@@ -162,10 +164,10 @@ def test_import_resumes_without_redoing_finished_bundles(imported) -> None:
 
 
 def test_export_then_import_round_trips_tasks_and_verifiers(imported, tmp_path: Path) -> None:
-    from awm_envs.environment import load_environment
+    from awm_envs.runtime.environment import load_environment
 
     out, _, _ = imported
-    counts = awm1k.export_awm([out / "library_3"], tmp_path / "exported")
+    counts = export_awm([out / "library_3"], tmp_path / "exported")
     assert counts["gen_scenario.jsonl"] == 1 and counts["gen_verifier.pure_code.jsonl"] == 2
     results, _ = import_awm(
         tmp_path / "exported", tmp_path / "again", reference_time=REF, workers=1

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from bench_envs import format_report, run_bench
+from benchenv import write_bench_bundle
 
-from awm_envs.bench import format_report, run_bench
-from awm_envs.benchenv import write_bench_bundle
-from awm_envs.bundle import load_bundle
+from awm_envs.bundle.loader import load_bundle
 
 
 def test_bench_bundle_is_big_enough(tmp_path: Path) -> None:

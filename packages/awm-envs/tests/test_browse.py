@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from awm_core.cli import build_cli
-from awm_envs.sources import CATALOG_DIR
+from awm_envs.bundle.sources import CATALOG_DIR
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from awm_envs import BundleError, load_bundle
-from awm_envs.bundle import bundle_layout_schema
+from awm_envs.bundle.loader import bundle_layout_schema
 
 
 def _problems(path: Path) -> list[tuple[str, str, str]]:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from awm_core.models import Complexity, EnvironmentManifest, Task, complexity_for_calls
-from awm_envs.catalog_stats import catalog_stats
-from awm_envs.validate import CATALOG_DIR, catalog_env_ids
+from awm_envs.validation.catalog_stats import catalog_stats
+from awm_envs.validation.validate import CATALOG_DIR, catalog_env_ids
 
 ENV_IDS = catalog_env_ids()
 

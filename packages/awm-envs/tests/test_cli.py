@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
+import pytest
 from click.testing import CliRunner
 
-from awm_envs.cli import envs
+from awm_envs.cli.main import envs
 
 
 def test_list_finds_catalog_folders(library_path: Path) -> None:
@@ -31,8 +33,8 @@ def test_call_prints_result_and_row_diff(library_path: Path) -> None:
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     assert out["result"]["content"]["copy_id"] == 1
-    tables = {d["table"]: d for d in out["diff"]}
-    assert len(tables["loans"]["added"]) == 1 and len(tables["copies"]["changed"]) == 1
+    tables = {d["table"]: d for d in out["diff"]["tables"]}
+    assert len(tables["loans"]["inserted"]) == 1 and len(tables["copies"]["updated"]) == 1
 
 
 def test_call_failure_exits_nonzero_with_the_message(library_path: Path) -> None:
@@ -49,3 +51,42 @@ def test_call_failure_exits_nonzero_with_the_message(library_path: Path) -> None
 def test_unknown_environment_is_a_typed_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(envs, ["show", "no-such-env"])
     assert result.exit_code != 0 and "AWM_ENV_PATH" in str(result.exception)
+
+
+def test_every_envs_sub_command_is_attached_by_the_plugin() -> None:
+    """Sub-commands are added explicitly by the plugin, not by importing modules for effect."""
+    from awm_core.cli import build_cli
+
+    group = build_cli().commands["envs"]
+    assert isinstance(group, click.Group)
+    assert set(group.commands) >= {
+        "call",
+        "export-awm",
+        "import-awm",
+        "list",
+        "sandbox",
+        "serve",
+        "show",
+        "validate",
+    }
+
+
+def test_a_broken_command_module_is_named_not_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An import error in `awm envs validate` stops `awm` with the plugin's name."""
+    import sys
+
+    from awm_core.errors import PluginError
+    from awm_envs import plugin
+
+    monkeypatch.setitem(sys.modules, "awm_envs.cli.validate", None)  # its import now fails
+    cli = click.Group("awm")
+    with pytest.raises(ImportError):
+        plugin.register_commands(cli=cli)
+    import awm_core.cli as core_cli
+
+    monkeypatch.setattr(core_cli, "_commands_added", False)
+    monkeypatch.setattr(core_cli, "cli", click.Group("awm"))
+    with pytest.raises(
+        PluginError, match="'envs' failed to add its commands.*awm_envs.cli.validate"
+    ):
+        core_cli.build_cli()

@@ -16,8 +16,8 @@ from fuzz_cases import HUGE, INJECTION, UNICODE, may_pass_cases, must_fail_cases
 from hostile import FIXTURES
 
 from awm_envs import BundleError, load_bundle
-from awm_envs.sources import CATALOG_DIR, FolderSource
-from awm_envs.workers import WorkerPool
+from awm_envs.bundle.sources import CATALOG_DIR, FolderSource
+from awm_envs.pool.remote import WorkerPool
 
 
 def _bundles() -> list[Path]:

@@ -7,7 +7,7 @@ import random
 from typing import Any
 
 from awm_envs import Environment
-from awm_envs.workers import WorkerPool
+from awm_envs.pool.remote import WorkerPool
 
 
 def _script(seed: int) -> list[tuple[str, dict[str, Any]]]:

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from hostile import LIBRARY
 
-from awm_envs.leakcheck import changed_names, module_state
-from awm_envs.validate import LEAK_PHRASE, validate_environment
+from awm_envs.validation.leakcheck import LEAK_PHRASE, changed_names, module_state
+from awm_envs.validation.validate import validate_environment
 
 CHECKOUT_LINE = '    copy.status = "on_loan"\n'
 

@@ -16,7 +16,8 @@ import uvicorn
 from mcp import StdioServerParameters
 
 from awm_envs import Environment
-from awm_envs.mcp_server import InstanceDirectory, build_http_app
+from awm_envs.serve.mcp_server import build_http_app
+from awm_envs.serve.sessions import InstanceDirectory
 
 
 def _port() -> int:

@@ -9,10 +9,10 @@ import socket
 
 import pytest
 import uvicorn
+from rawmcp import RawMCPSession
 
 from awm_envs import Environment
-from awm_envs.bench import RawMCPSession
-from awm_envs.mcp_server import build_http_app
+from awm_envs.serve.mcp_server import build_http_app
 
 pytestmark = pytest.mark.slow
 

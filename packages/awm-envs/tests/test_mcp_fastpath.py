@@ -7,10 +7,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import mcp
+from rawmcp import RawMCPSession
 from test_mcp import http_server
 
 from awm_envs import Environment
-from awm_envs.bench import RawMCPSession
 
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("checkout_copy", {"copy_id": 4}),  # success, structured content

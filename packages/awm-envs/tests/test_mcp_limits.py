@@ -22,13 +22,14 @@ import pytest
 import uvicorn
 from click.testing import CliRunner
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from rawmcp import RawMCPSession
 from test_mcp import _port
 
 from awm_core.models import ToolResult
-from awm_envs import Environment, mcp_server
-from awm_envs.bench import RawMCPSession
-from awm_envs.cli import envs
-from awm_envs.mcp_server import build_http_app
+from awm_envs import Environment
+from awm_envs.cli.main import envs
+from awm_envs.serve import logs
+from awm_envs.serve.mcp_server import build_http_app
 
 INITIALIZE = {
     "method": "initialize",
@@ -239,7 +240,7 @@ def test_client_disconnect_is_one_log_line(
             writer.transport.abort()  # gone before the body was complete
             await asyncio.sleep(0.3)
 
-    mcp_server._throttled._last.clear()  # a disconnect logged by an earlier test would hold this one back
+    logs._throttled._last.clear()  # a disconnect logged by an earlier test would hold this one back
     with caplog.at_level(logging.INFO):
         asyncio.run(run())
     lines = [r for r in caplog.records if "disconnect" in r.getMessage().lower()]
@@ -345,7 +346,7 @@ def test_limits_reach_the_server_from_the_cli(
     async def fake_serve_http(env: Any, **kwargs: Any) -> None:
         seen.update(kwargs)
 
-    monkeypatch.setattr("awm_envs.mcp_server.serve_http", fake_serve_http)
+    monkeypatch.setattr("awm_envs.serve.mcp_server.serve_http", fake_serve_http)
     result = CliRunner().invoke(
         envs,
         [

@@ -20,7 +20,7 @@ ray = pytest.importorskip(
     reason="the Ray backend needs ray: uv pip install 'ray>=2.40,<3' (the awm-envs[ray] extra)",
 )
 
-from awm_envs.ray_backend import RayWorkerPool  # noqa: E402
+from awm_envs.pool.ray_backend import RayWorkerPool  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a local Ray instance takes seconds to start
 

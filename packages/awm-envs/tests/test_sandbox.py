@@ -314,7 +314,7 @@ def test_serve_help_says_in_process_is_for_trusted_code_only() -> None:
     """Finding 8: nothing told users that workers=0 runs app.py in the server process."""
     from click.testing import CliRunner
 
-    from awm_envs.cli import envs
+    from awm_envs.cli.main import envs
 
     text = " ".join(CliRunner().invoke(envs, ["serve", "--help"]).output.split())
     assert "only for code you trust" in text

@@ -17,7 +17,7 @@ import pytest
 from hostile import make_hostile_bundle
 
 from awm_envs import Environment, load_environment
-from awm_envs.instance import OFFLOAD_AFTER_S
+from awm_envs.runtime.instance import OFFLOAD_AFTER_S
 
 
 @pytest.fixture

@@ -11,9 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from awm_core.cli import build_cli
-from awm_envs.validate import TaskValidation, catalog_env_ids, validate_environment
-from awm_envs.validate_cli import validate_command
-from awm_envs.verifiers import load_verifiers, readonly_connection, run_native_verifier
+from awm_envs.cli.validate import validate_command
+from awm_envs.validation.validate import TaskValidation, catalog_env_ids, validate_environment
+from awm_envs.validation.verifier_runner import (
+    load_verifiers,
+    readonly_connection,
+    run_native_verifier,
+)
 
 SCHEMA = """
 CREATE TABLE notes (note_id INTEGER PRIMARY KEY, text TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0);

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from awm_envs.validate import CATALOG_DIR, validate_environment
+from awm_envs.validation.validate import CATALOG_DIR, validate_environment
 
 POISON = "    __builtins__['bool'] = lambda *a: True  # rebinds bool for whoever runs next\n"
 TARGET = "def verify_aeropress_stock(\n"

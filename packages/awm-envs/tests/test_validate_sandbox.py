@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from awm_envs.validate import CATALOG_DIR, in_catalog, validate_environment
-from awm_envs.validate_cli import validate_command
-from awm_envs.verifiers import SandboxedVerifierRunner
+from awm_envs.cli.validate import validate_command
+from awm_envs.validation.validate import CATALOG_DIR, in_catalog, validate_environment
+from awm_envs.validation.verifier_runner import SandboxedVerifierRunner
 
 pytest.importorskip("awm_verify", reason="the verifier sandbox comes with awm-verify")
 

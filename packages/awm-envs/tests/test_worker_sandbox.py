@@ -27,8 +27,8 @@ from hostile import make_hostile_bundle
 from mcp import StdioServerParameters
 
 from awm_envs import EnvPool, load_environment
+from awm_envs.pool.remote import WorkerPool
 from awm_envs.sandbox import detect
-from awm_envs.workers import WorkerPool
 
 pytestmark = pytest.mark.slow
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from awm_envs.errors import PoolClosedError
+from awm_envs.pool.remote import WorkerPool
 from awm_envs.sandbox.process import sandbox_env
-from awm_envs.workers import WorkerPool
 
 
 def test_hang_and_crash_are_environment_errors_and_workers_are_replaced(hostile_path: Path) -> None:
@@ -74,5 +77,71 @@ def test_tool_code_in_a_worker_cannot_see_the_hosts_secrets(
             # only the sandbox's harmless allowlist survives
             allowed = set(sandbox_env()) | {"AWM_INSIDE_SANDBOX"}
             assert set(environ) <= allowed, sorted(set(environ) - allowed)
+
+    asyncio.run(run())
+
+
+async def _exited(codes: Callable[[], list[int | None]], timeout: float = 10.0) -> list[int | None]:
+    """The exit codes once every one is known (a killed process is reaped asynchronously)."""
+    deadline = time.monotonic() + timeout
+    while any(c is None for c in codes()) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    return codes()
+
+
+def test_worker_exitcodes_are_none_while_alive_and_negative_after_kill(hostile_path: Path) -> None:
+    async def run() -> None:
+        async with WorkerPool(2, call_timeout=5, memory_limit=None) as pool:
+            inst = await pool.create(hostile_path)
+            assert pool.worker_exitcodes == [None, None]
+            pids = [w.pid for w in pool.workers]
+
+            pool.kill()
+            codes = await _exited(lambda: pool.worker_exitcodes)
+            assert all(c is not None and c < 0 for c in codes), codes
+            assert [w.pid for w in pool.workers] == pids  # killed, not replaced
+            assert pool.replaced == 0
+            with pytest.raises(PoolClosedError):
+                await pool.create(hostile_path)
+            after = await inst.call_tool("get_book", {"book_id": 1})
+            assert after.is_error and after.error_type == "environment_error"
+            assert pool.replaced == 0
+        assert pool.worker_exitcodes == codes  # close() after kill() is fine
+
+    asyncio.run(run())
+
+
+def test_kill_is_safe_before_close_and_close_is_safe_after_kill(hostile_path: Path) -> None:
+    async def run() -> None:
+        pool = await WorkerPool(1, call_timeout=5, memory_limit=None, spare=True).start()
+        pool.kill()
+        pool.kill()  # idempotent
+        await pool.close()
+        codes = await _exited(lambda: pool.worker_exitcodes)
+        assert len(codes) == 1 and codes[0] is not None and codes[0] < 0
+
+    asyncio.run(run())
+
+
+def test_instance_worker_exitcode_names_its_own_worker(hostile_path: Path) -> None:
+    async def run() -> None:
+        async with WorkerPool(2, call_timeout=5, memory_limit=None) as pool:
+            victim = await pool.create(hostile_path)
+            bystander = await pool.create(hostile_path)
+            assert victim.worker_exitcode is None and bystander.worker_exitcode is None
+
+            crashed = await victim.call_tool("debug_crash", {})  # os._exit(3) in the worker
+            assert crashed.error_type == "environment_error"
+            assert victim.worker_exitcode == 3
+            assert bystander.worker_exitcode is None
+            assert pool.worker_exitcodes == [None, None]  # its slot holds a replacement
+
+            # the next call recreates it on a live worker
+            assert not (await victim.call_tool("get_book", {"book_id": 1})).is_error
+            assert victim.worker_exitcode is None
+
+            pool.kill()
+            code = (await _exited(lambda: [bystander.worker_exitcode]))[0]
+            assert code is not None and code < 0
 
     asyncio.run(run())

@@ -27,7 +27,7 @@ from awm_core.models import Scenario
 
 def _serve(latency: float, port_queue: mp.Queue, stop: mp.Event) -> None:  # type: ignore[type-arg]
     from awm_core.llm.scripted_server import ScriptedOpenAIServer
-    from awm_synth.replay import replay_responder
+    from awm_synth.llm.replay import replay_responder
 
     with ScriptedOpenAIServer(replay_responder(), latency_s=latency, model="replay") as server:
         port_queue.put(server.base_url)
@@ -35,7 +35,7 @@ def _serve(latency: float, port_queue: mp.Queue, stop: mp.Event) -> None:  # typ
 
 
 def _scenarios(n: int) -> list[Scenario]:
-    from awm_synth.replay import recorded_scenarios
+    from awm_synth.llm.replay import recorded_scenarios
 
     bases = recorded_scenarios()
     return [
@@ -65,10 +65,10 @@ def _saturated_rate(
 
 
 async def _run(base_url: str, args: argparse.Namespace, out: Path) -> dict[str, object]:
-    from awm_synth.checkpoint import RunDir
     from awm_synth.config import SynthConfig
     from awm_synth.pipeline import make_llm, prepare_run, run_pipeline
     from awm_synth.stages import ENV_STAGES
+    from awm_synth.store.checkpoint import RunDir
 
     stages = ENV_STAGES if args.full else ENV_STAGES[: ENV_STAGES.index("spec") + 1]
     run_dir = RunDir(out)

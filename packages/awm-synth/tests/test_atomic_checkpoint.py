@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from awm_synth.atomic import atomic_replace_dir, atomic_write_json, atomic_write_text
-from awm_synth.checkpoint import RunDir
 from awm_synth.errors import RunDirError
-from awm_synth.stages.base import StageRecord
+from awm_synth.store.checkpoint import RunDir
+from awm_synth.store.records import StageRecord
 
 
 def test_atomic_write_replaces_whole_file(tmp_path: Path) -> None:

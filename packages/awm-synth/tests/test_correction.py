@@ -6,10 +6,10 @@ import asyncio
 
 from awm_core.llm.scripted import ScriptedBackend
 from awm_core.models import Message
-from awm_synth.accounting import StageStats
-from awm_synth.correction import CheckResult, self_correct
 from awm_synth.errors import ArtifactParseError
-from awm_synth.llm import SynthLLM
+from awm_synth.llm.accounting import StageStats
+from awm_synth.llm.client import SynthLLM
+from awm_synth.stages.correction import CheckResult, CorrectionOutcome, self_correct
 
 BASE = [
     Message(role="system", content="count things"),
@@ -31,7 +31,9 @@ def _check(value: int) -> CheckResult:
     return result
 
 
-def _run(replies: list[str], tolerance: float = 0.0, max_attempts: int = 5):
+def _run(
+    replies: list[str], tolerance: float = 0.0, max_attempts: int = 5
+) -> tuple[CorrectionOutcome[int], ScriptedBackend]:
     backend = ScriptedBackend(replies)
     outcome = asyncio.run(
         self_correct(

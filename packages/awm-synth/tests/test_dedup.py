@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from awm_synth.dedup import deduplicate
-from awm_synth.embedding import LexicalEmbedder, cosine
+from awm_synth.diversity.dedup import deduplicate
+from awm_synth.diversity.embedding import LexicalEmbedder, cosine
 
 SHOP = "An online bookstore where a signed-in customer searches the catalogue and orders books from limited stock."
 SHOP_TWIN = "An online bookshop where a signed-in customer searches the catalogue and orders books from limited stock."

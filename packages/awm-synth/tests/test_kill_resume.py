@@ -15,20 +15,21 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from awm_core.llm.scripted_server import ScriptedOpenAIServer
-from awm_synth.checkpoint import RunDir
 from awm_synth.config import SynthConfig
+from awm_synth.llm.replay import replay_responder
+from awm_synth.llm.tags import key_from_messages
 from awm_synth.pipeline import make_llm, prepare_run, run_pipeline
-from awm_synth.replay import replay_responder
-from awm_synth.tags import key_from_messages
+from awm_synth.store.checkpoint import RunDir
 
 pytestmark = pytest.mark.slow
 
 
-def _tags(requests: list[dict]) -> list[tuple[str, str, int]]:
+def _tags(requests: list[dict[str, Any]]) -> list[tuple[str, str, int]]:
     out = []
     for body in requests:
         key = key_from_messages(body["messages"])

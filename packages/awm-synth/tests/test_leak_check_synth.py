@@ -3,10 +3,10 @@
 In-process, every instance of an environment shares one imported ``app.py``,
 so a global dict a tool writes leaks from one episode into every other. The
 runtime's validator catches it (``awm envs validate``); synthesis gets the
-same verdict from :func:`awm_synth.isolated.bundle_problems`, run in a
-sandboxed child by :meth:`awm_synth.sandbox.CheckSandbox.bundle_problems`
+same verdict from :func:`awm_synth.checks.isolated.bundle_problems`, run in a
+sandboxed child by :meth:`awm_synth.checks.sandbox.CheckSandbox.bundle_problems`
 (the pipeline's package stage), or in-process on ``--trusted`` runs through
-:func:`awm_synth.bundle.runtime_problems`.
+:func:`awm_synth.store.bundle.runtime_problems`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from awm_envs.validate import LEAK_PHRASE
-from awm_synth.bundle import runtime_problems
-from awm_synth.isolated import bundle_problems
+from awm_envs.validation.validate import LEAK_PHRASE
+from awm_synth.checks.isolated import bundle_problems
+from awm_synth.store.bundle import runtime_problems
 
 LIBRARY = Path(__file__).resolve().parents[2] / "awm-envs" / "tests" / "fixtures" / "library"
 CHECKOUT_LINE = '    copy.status = "on_loan"\n'
@@ -63,7 +63,7 @@ def test_the_unmodified_fixture_passes_the_bundle_check() -> None:
 @pytest.mark.slow
 async def test_the_package_stage_sandbox_rejects_the_leaky_bundle(tmp_path: Path) -> None:
     pytest.importorskip("awm_verify", reason="the verifier sandbox comes with awm-verify")
-    from awm_synth.sandbox import CheckSandbox
+    from awm_synth.checks.sandbox import CheckSandbox
 
     bundle = _leaky_bundle(tmp_path)
     async with CheckSandbox(slots=1) as sandbox:

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from awm_core.cli import build_cli
-from awm_synth.checkpoint import RunDir
 from awm_synth.pipeline import RunSummary
-from awm_synth.report import build_report
+from awm_synth.reporting.report import build_report
+from awm_synth.store.checkpoint import RunDir
 
 
 def test_ships_at_least_three_environments(replay_run: tuple[Path, RunSummary]) -> None:
     out, summary = replay_run
     assert len(summary.shipped) >= 3
     for status in summary.shipped:
+        assert status.bundle is not None
         bundle = out / status.bundle
         assert {p.name for p in bundle.iterdir()} >= {
             "manifest.json",
@@ -29,11 +31,11 @@ def test_ships_at_least_three_environments(replay_run: tuple[Path, RunSummary]) 
 
 
 def test_bundles_load_and_validate_in_the_runtime(replay_run: tuple[Path, RunSummary]) -> None:
-    from awm_envs.environment import load_environment
-    from awm_envs.validate import validate_environment
+    from awm_envs import load_environment, validate_environment
 
     out, summary = replay_run
     for status in summary.shipped:
+        assert status.bundle is not None
         env = load_environment(out / status.bundle)
         with env.instance() as inst:
             assert len(inst.list_tools_sync()) == status.tools
@@ -79,12 +81,13 @@ def test_report_shows_every_correction_path(replay_run: tuple[Path, RunSummary])
 
 
 def test_rerun_is_free_and_identical(
-    replay_run: tuple[Path, RunSummary], replay, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+    replay_run: tuple[Path, RunSummary], replay: Callable[[Path], RunSummary], tmp_path: Path
+) -> None:
     run_replay = replay
     out, _ = replay_run
     again = run_replay(tmp_path / "again")
     for status in again.shipped:
+        assert status.bundle is not None
         for f in (tmp_path / "again" / status.bundle).iterdir():
             assert f.read_bytes() == (out / status.bundle / f.name).read_bytes(), f.name
     resumed = run_replay(out)  # same folder: everything is checkpointed

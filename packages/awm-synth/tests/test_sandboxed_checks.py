@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
-from awm_core.models import Scenario
-from awm_synth.artifacts import (
+from awm_core.models import Complexity, Scenario
+from awm_synth.checks.sandbox import GIB, CheckLimits, CheckSandbox
+from awm_synth.config import SynthConfig
+from awm_synth.stages.code import check_code_sandboxed
+from awm_synth.stages.correction import Attempt, CheckResult, feedback_message
+from awm_synth.stages.verifiers import check_verifiers_sandboxed
+from awm_synth.store.artifacts import (
     DatabaseSchema,
     SeedData,
     TableDDL,
@@ -26,12 +32,7 @@ from awm_synth.artifacts import (
     ToolInterfaceSpec,
     VerifierModule,
 )
-from awm_synth.bundle import manifest_json
-from awm_synth.config import SynthConfig
-from awm_synth.correction import Attempt, feedback_message
-from awm_synth.sandbox import GIB, CheckLimits, CheckSandbox
-from awm_synth.stages.code import check_code_sandboxed
-from awm_synth.stages.verifiers import check_verifiers_sandboxed
+from awm_synth.store.bundle import manifest_json
 
 pytestmark = pytest.mark.slow
 
@@ -147,7 +148,7 @@ async def sandbox() -> AsyncIterator[CheckSandbox]:
         yield sb
 
 
-async def _check_code(sandbox: CheckSandbox, source: str, spec: ToolInterfaceSpec):  # type: ignore[no-untyped-def]
+async def _check_code(sandbox: CheckSandbox, source: str, spec: ToolInterfaceSpec) -> CheckResult:
     code = ToolCode(source=source)
     started = time.monotonic()
     result = await check_code_sandboxed(sandbox, _files(source), code, spec)
@@ -252,7 +253,7 @@ def _verifier_case(verifier_body: str) -> tuple[VerifierModule, TaskSet]:
             TaskDraft(
                 id="rename_lamp",
                 instruction="Rename item 1 to 'desk lamp'.",
-                complexity="easy",
+                complexity=Complexity.EASY,
                 solution_plan=["rename it"],
             )
         ]
@@ -277,8 +278,8 @@ async def test_a_verifier_that_loops_forever_is_a_verifier_error(sandbox: CheckS
 
 
 async def test_a_verifier_that_imports_os_cannot_be_imported(
-    sandbox: CheckSandbox, tmp_path
-) -> None:  # type: ignore[no-untyped-def]
+    sandbox: CheckSandbox, tmp_path: Path
+) -> None:
     marker = tmp_path / "escaped"
     module, tasks = _verifier_case("")
     module.source = f"import os\nos.system('touch {marker}')\n" + module.source

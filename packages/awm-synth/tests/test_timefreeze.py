@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from awm_envs.timefreeze import freeze_now
+from awm_envs import freeze_now
 from awm_synth.stages.data import parse_seed
 
 REF = datetime(2025, 3, 15, 9, 0, 0)

@@ -12,7 +12,7 @@ import sqlite3
 import statistics
 import time
 
-from awm_verify.diff import diff_images
+from awm_core.dbdiff import diff_images
 
 ROWS_PER_TABLE = 400
 

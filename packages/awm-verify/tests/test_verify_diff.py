@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from awm_verify.diff import RenderLimits, diff_databases, diff_images
-from awm_verify.snapshot import SnapshotError, load_image
+from awm_core.dbdiff import RenderLimits, diff_databases, diff_images
+from awm_core.snapshot import SnapshotError, load_image
 
 
 def make_image(script: str) -> bytes:

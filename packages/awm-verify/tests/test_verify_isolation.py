@@ -205,7 +205,7 @@ def test_envs_runs_untrusted_verifiers_sandboxed_even_without_awm_verify(
     tmp_path: Path, orders_images, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Finding 7: with awm-verify missing, awm-envs used to run untrusted verifiers in-process."""
-    from awm_envs.verifiers import SandboxedVerifierRunner, load_verifier_source
+    from awm_envs.validation.verifier_runner import SandboxedVerifierRunner, load_verifier_source
 
     monkeypatch.setitem(sys.modules, "awm_verify.sandbox", None)  # import fails: not installed
     (tmp_path / "verifiers.py").write_text(

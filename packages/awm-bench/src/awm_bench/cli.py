@@ -128,19 +128,23 @@ def bench_tasks(
     as_json: bool,
 ) -> None:
     """Pass@1 by complexity bucket for one policy on the tasks of ENVS."""
-    from awm_bench.evaluate import evaluate_environment
-    from awm_core.episode import Policy, ReferencePolicy
+    from awm_bench.evaluate import PolicyFactory, evaluate_environment
+    from awm_core.episode import ActingPolicy, Policy, ReferencePolicy
     from awm_core.llm import get_backend
+    from awm_core.models import Task
     from awm_verify.judge import get_judge
 
     judge_obj = get_judge(judge, model=judge_model) if judge_model else get_judge(judge)
+    factory: PolicyFactory
     if model == "reference":
         factory = ReferencePolicy
     else:
         backend = get_backend(model)
 
-        def factory(task):  # type: ignore[no-untyped-def]
+        def model_policy(task: Task) -> ActingPolicy:
             return Policy(backend, temperature=0.0)
+
+        factory = model_policy
 
     reports = [
         asyncio.run(

@@ -69,7 +69,7 @@ class DemoResult:
 
 
 def _validate(env_ref: str | Path) -> dict[str, Any]:
-    from awm_envs.validate import validate_environment
+    from awm_envs import validate_environment
 
     v = validate_environment(env_ref)
     proven = sum(t.passed for t in v.tasks)

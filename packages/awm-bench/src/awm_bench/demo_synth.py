@@ -6,10 +6,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from awm_synth.checkpoint import RunDir
 from awm_synth.config import SynthConfig
 from awm_synth.pipeline import load_scenarios, make_llm, prepare_run, run_pipeline
-from awm_synth.report import build_report
+from awm_synth.reporting.report import build_report
+from awm_synth.store.checkpoint import RunDir
 
 PREFERRED = (
     "online_bookstore"  # its recorded run corrects a DDL error, a bad insert and an import error

@@ -14,13 +14,14 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from awm_core.contracts import Judge
 from awm_core.episode import ActingPolicy, StepChecks, run_episode
 from awm_core.models import Complexity, Task, Trajectory
-from awm_envs import EnvPool, load_environment
-from awm_envs.environment import Environment
-from awm_verify.judge import Judge, JudgeError, get_judge
+from awm_envs import Environment, EnvPool, load_environment
+from awm_verify.judge import JudgeError, get_judge
 from awm_verify.verify import verify_episode
 
 BUCKETS = [c.value for c in Complexity]
@@ -161,7 +162,7 @@ def _outcome(
 
 
 async def evaluate_environment(
-    env: Environment | str,
+    env: Environment | str | Path,
     policy_factory: PolicyFactory,
     *,
     tasks: Sequence[Task] | None = None,

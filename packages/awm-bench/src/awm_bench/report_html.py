@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from awm_bench.evaluate import BUCKETS, EnvReport
@@ -29,7 +29,7 @@ def _esc(value: Any) -> str:
 def bar_chart(
     title: str,
     categories: Sequence[str],
-    series: dict[str, Sequence[float | None]],
+    series: Mapping[str, Sequence[float | None]],
     *,
     y_max: float | None = None,
     y_label: str = "",
@@ -54,12 +54,12 @@ def bar_chart(
         f'<text x="{width / 2}" y="16" text-anchor="middle" font-weight="bold">{_esc(title)}</text>'
     )
     for i in range(5):
-        v = lo + span * i / 4
+        tick = lo + span * i / 4
         parts.append(
-            f'<line x1="{left}" x2="{left + plot_w}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#ddd"/>'
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#ddd"/>'
         )
         parts.append(
-            f'<text x="{left - 4}" y="{y(v) + 4:.1f}" text-anchor="end" font-size="11">{v:.2g}</text>'
+            f'<text x="{left - 4}" y="{y(tick) + 4:.1f}" text-anchor="end" font-size="11">{tick:.2g}</text>'
         )
     parts.append(
         f'<line x1="{left}" x2="{left + plot_w}" y1="{y(0):.1f}" y2="{y(0):.1f}" stroke="#333"/>'

@@ -229,6 +229,97 @@ class _State:
     env_tools: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
+class _Ended(Exception):
+    """Raised inside a step to end the episode; ``violation`` marks a format violation."""
+
+    def __init__(
+        self, termination: Termination, reason: str, violation: Violation | None = None
+    ) -> None:
+        super().__init__(reason)
+        self.termination = termination
+        self.reason = reason
+        self.violation = violation
+
+
+def _violation(kind: Violation, detail: str) -> _Ended:
+    return _Ended(Termination.FORMAT_ERROR, f"{kind.value}: {detail}", kind)
+
+
+def _new_trajectory(
+    policy: ActingPolicy,
+    session: EnvSession,
+    task: Task,
+    system: str,
+    form: ToolCallFormat,
+    env_id: str,
+    metadata: dict[str, Any],
+) -> Trajectory:
+    return Trajectory(
+        env_id=env_id or str(getattr(session, "env_id", "")),
+        task_id=task.id,
+        instruction=task.instruction,
+        messages=[
+            Message(role="system", content=system),
+            Message(role="user", content=task.instruction),
+        ],
+        started_at=datetime.now(UTC),
+        metadata={"policy": policy.name, "format": form.name, **metadata},
+    )
+
+
+async def _list_tools(session: EnvSession, state: _State, checks: StepChecks) -> ToolResult:
+    if state.listed and checks.list_tools_first_and_once:
+        raise _violation(Violation.LIST_TOOLS_REPEATED, "list_tools was already called")
+    started = time.perf_counter()
+    try:
+        env_tools = await session.list_tools()
+    except Exception as exc:  # the protocol says never raise; a broken env still might
+        raise _Ended(Termination.ENVIRONMENT_ERROR, f"list_tools raised {exc!r}") from None
+    state.listed = True
+    state.env_tools = {t.name: t.input_schema for t in env_tools}
+    return ToolResult(content=_tool_listing(env_tools), latency_s=time.perf_counter() - started)
+
+
+async def _call_tool(
+    call: ToolCall, session: EnvSession, state: _State, checks: StepChecks, lenient: bool
+) -> ToolResult:
+    if not state.listed and checks.list_tools_first_and_once:
+        raise _violation(Violation.LIST_TOOLS_NOT_FIRST, "call list_tools before call_tool")
+    target, bad_json = _inner_call(call, lenient=lenient)
+    if bad_json:
+        raise _violation(Violation.MALFORMED_JSON, bad_json)
+    problem = validate_call(target, state.env_tools) if state.listed else None
+    if problem is not None and _checked(problem[0], checks):
+        raise _violation(Violation(problem[0].value), problem[1])
+    started = time.perf_counter()
+    try:
+        result = await session.call_tool(target.name, target.arguments)
+    except Exception as exc:
+        raise _Ended(Termination.ENVIRONMENT_ERROR, f"{target.name} raised {exc!r}") from None
+    if not result.latency_s:
+        result = result.model_copy(update={"latency_s": time.perf_counter() - started})
+    return result
+
+
+def _check_parsed(parsed: ParseResult, checks: StepChecks, state: _State) -> ToolCall | None:
+    """The call to run, or None for a final answer; raises :class:`_Ended` on a violation."""
+    if parsed.failure is ParseFailure.NO_CALL:
+        if checks.success_before_answer and state.successes == 0:
+            raise _violation(
+                Violation.NO_SUCCESSFUL_CALL,
+                "answered before list_tools and one successful call_tool",
+            )
+        return None
+    if parsed.failure is not None and not (
+        parsed.failure is ParseFailure.INVALID_ARGUMENTS and not checks.valid_arguments
+    ):
+        # An unknown meta-tool cannot be run at all, so it always ends the episode.
+        raise _violation(Violation(parsed.failure.value), parsed.detail)
+    if parsed.call is None:  # pragma: no cover - a failure without a call always raises above
+        raise _violation(Violation.MALFORMED_JSON, parsed.detail)
+    return parsed.call
+
+
 async def run_episode(
     policy: ActingPolicy,
     session: EnvSession,
@@ -253,18 +344,14 @@ async def run_episode(
     meta_schemas = {t.name: t.input_schema for t in META_TOOLS}
     system = form.system_prompt(system_prompt, META_TOOLS)
     request_tools = form.request_tools(META_TOOLS)
-    traj = Trajectory(
-        env_id=env_id or str(getattr(session, "env_id", "")),
-        task_id=task.id,
-        instruction=task.instruction,
-        messages=[
-            Message(role="system", content=system),
-            Message(role="user", content=task.instruction),
-        ],
-        started_at=datetime.now(UTC),
-        metadata={
-            "policy": policy.name,
-            "format": form.name,
+    traj = _new_trajectory(
+        policy,
+        session,
+        task,
+        system,
+        form,
+        env_id,
+        {
             "history_window": history_window,
             "max_steps": max_steps,
             "lenient": lenient,
@@ -296,6 +383,7 @@ async def run_episode(
         assistant = form.assistant_message(response, parsed)
         if call is not None and call.id is None:
             call = call.model_copy(update={"id": f"call_{index}"})
+            parsed = replace(parsed, call=call)
             if assistant.tool_calls:
                 assistant = assistant.model_copy(update={"tool_calls": [call]})
         step = StepRecord(
@@ -307,73 +395,27 @@ async def run_episode(
         )
         traj.steps.append(step)
         traj.messages.append(assistant)
-
-        def violate(
-            kind: Violation, detail: str, step: StepRecord = step, index: int = index
-        ) -> Trajectory:
-            step.violation = kind.value
-            return end(Termination.FORMAT_ERROR, f"step {index}: {kind.value}: {detail}")
-
-        if parsed.failure is ParseFailure.NO_CALL:
-            if checks.success_before_answer and state.successes == 0:
-                return violate(
-                    Violation.NO_SUCCESSFUL_CALL,
-                    "answered before list_tools and one successful call_tool",
-                )
-            traj.final_answer = parsed.content
-            return end(Termination.FINAL_ANSWER, None)
-        if parsed.failure is not None and not (
-            parsed.failure is ParseFailure.INVALID_ARGUMENTS and not checks.valid_arguments
-        ):
-            # An unknown meta-tool cannot be run at all, so it always ends the episode.
-            return violate(Violation(parsed.failure.value), parsed.detail)
-        if call is None:  # pragma: no cover - a failure without a call always returns above
-            return violate(Violation.MALFORMED_JSON, parsed.detail)
-
-        if call.name == LIST_TOOLS:
-            if state.listed and checks.list_tools_first_and_once:
-                return violate(Violation.LIST_TOOLS_REPEATED, "list_tools was already called")
-            tool_started = time.perf_counter()
-            try:
-                env_tools = await session.list_tools()
-            except Exception as exc:  # the protocol says never raise; a broken env still might
-                return end(
-                    Termination.ENVIRONMENT_ERROR, f"step {index}: list_tools raised {exc!r}"
-                )
-            state.listed = True
-            state.env_tools = {t.name: t.input_schema for t in env_tools}
-            result = ToolResult(
-                content=_tool_listing(env_tools), latency_s=time.perf_counter() - tool_started
-            )
-        else:
-            if not state.listed and checks.list_tools_first_and_once:
-                return violate(Violation.LIST_TOOLS_NOT_FIRST, "call list_tools before call_tool")
-            target, bad_json = _inner_call(call, lenient=lenient)
-            if bad_json:
-                return violate(Violation.MALFORMED_JSON, bad_json)
-            problem = validate_call(target, state.env_tools) if state.listed else None
-            if problem is not None and _checked(problem[0], checks):
-                return violate(Violation(problem[0].value), problem[1])
-            tool_started = time.perf_counter()
-            try:
-                result = await session.call_tool(target.name, target.arguments)
-            except Exception as exc:
-                return end(
-                    Termination.ENVIRONMENT_ERROR, f"step {index}: {target.name} raised {exc!r}"
-                )
-            if not result.latency_s:
-                result = result.model_copy(update={"latency_s": time.perf_counter() - tool_started})
-        step.result = result
-        traj.messages.append(form.tool_message(call, render_result(result)))
-        if result.error_type == "environment_error":
-            return end(
-                Termination.ENVIRONMENT_ERROR, f"step {index}: {render_result(result)[:300]}"
-            )
-        if result.is_error:
-            if checks.fail_on_tool_error:
-                return violate(Violation.TOOL_ERROR_RESPONSE, render_result(result)[:300])
-        elif call.name == CALL_TOOL:
-            state.successes += 1
+        try:
+            call = _check_parsed(parsed, checks, state)
+            if call is None:
+                traj.final_answer = parsed.content
+                return end(Termination.FINAL_ANSWER, None)
+            if call.name == LIST_TOOLS:
+                result = await _list_tools(session, state, checks)
+            else:
+                result = await _call_tool(call, session, state, checks, lenient)
+            step.result = result
+            traj.messages.append(form.tool_message(call, render_result(result)))
+            if result.error_type == "environment_error":
+                raise _Ended(Termination.ENVIRONMENT_ERROR, render_result(result)[:300])
+            if result.is_error and checks.fail_on_tool_error:
+                raise _violation(Violation.TOOL_ERROR_RESPONSE, render_result(result)[:300])
+            if not result.is_error and call.name == CALL_TOOL:
+                state.successes += 1
+        except _Ended as ended:
+            if ended.violation is not None:
+                step.violation = ended.violation.value
+            return end(ended.termination, f"step {index}: {ended.reason}")
 
     return end(Termination.MAX_STEPS, f"no final answer within {max_steps} steps")
 

@@ -29,6 +29,18 @@ class UnknownNameError(AWMError, KeyError):
         return str(self.args[0])
 
 
+class PluginRegistrationError(PluginError):
+    """A plugin registered something that does not implement its kind's contract."""
+
+    def __init__(self, plugin: str, kind: str, name: str, problem: str) -> None:
+        self.plugin = plugin
+        self.kind = kind
+        self.name = name
+        super().__init__(
+            f"the awm plugin {plugin!r} registered an invalid {kind} {name!r}: {problem}"
+        )
+
+
 class DuplicateNameError(PluginError):
     """Two plugins registered the same name for the same kind of thing."""
 

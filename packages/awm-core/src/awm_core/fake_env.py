@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from awm_core.argcheck import check_arguments
 from awm_core.models import Complexity, Task, ToolCallStep, ToolResult, ToolSpec
-from awm_core.toolcalls import check_arguments
 
 ENV_ID = "fake_notes"
 
@@ -175,7 +175,7 @@ class FakeNotesEnv:
             return _error("unknown_tool", f"no tool named {name!r}; call list_tools to see them")
         if name in self.fail_tools:
             return _error("environment_error", f"the {name} service is unavailable")
-        problem = check_arguments(self._schemas[name], arguments)
+        problem = check_arguments(name, self._schemas[name], arguments)
         if problem is not None:
             return _error("invalid_arguments", f"invalid arguments for {name}: {problem}")
         return self._handlers[name](arguments)

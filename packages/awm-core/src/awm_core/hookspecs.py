@@ -2,7 +2,9 @@
 
 Each hook receives a ``register`` callback (or the CLI group) so a plugin can
 contribute zero, one or many things; the host decides how to store them. Built-in
-backends, judges and rewards are registered through these same hooks.
+backends, judges and rewards are registered through these same hooks. What each
+registered thing must implement is in :mod:`awm_core.contracts`; the registry
+checks it at registration and names the plugin when it does not.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def register_llm_backends(register: Register) -> None:
     """Called when an LLM backend is looked up by name (``openai:gpt-4o``, ``local:smollm2``).
 
     Register ``(prefix, factory)`` pairs; ``factory(model: str, **options)``
-    returns an :class:`awm_core.llm.LLMBackend`. The prefix is the part before
+    returns an :class:`awm_core.contracts.LLMBackend`. The prefix is the part before
     the first colon of the name a user types.
     """
 
@@ -38,27 +40,38 @@ def register_llm_backends(register: Register) -> None:
 def register_env_sources(register: Register) -> None:
     """Called when the environment catalog is built (``awm envs list``, loading by id).
 
-    Register ``(name, source)`` where ``source`` has ``list_ids() -> list[str]``
-    and ``path(env_id) -> pathlib.Path`` pointing at an environment bundle.
+    Register ``(name, source)``: an :class:`awm_core.contracts.EnvSource`
+    (``list_ids()`` and ``path(env_id)``, the bundle folder); a
+    :class:`awm_core.contracts.SessionSource` can also open sessions.
     """
 
 
 @hookspec
-def register_verifiers(register: Register) -> None:
+def register_verifier_signatures(register: Register) -> None:
     """Called when a task's verifier is run.
 
-    Register ``(kind, adapter)``: an adapter knows how to call one verifier
-    signature (awm's native one, the official ``verify_task`` or
-    ``verify_task_completion``) and turn its output into evidence.
+    Register ``(name, signature)``: a :class:`awm_core.contracts.VerifierSignature`
+    knows how to call one verifier convention (awm's native one, the official
+    ``verify_task`` or ``verify_task_completion``) and turn its output into evidence.
     """
+
+
+@hookspec(
+    warn_on_impl=DeprecationWarning(
+        "the register_verifiers hook is renamed register_verifier_signatures "
+        "(it registers verifier signatures, not verifiers); the old name is removed in awm 0.3"
+    )
+)
+def register_verifiers(register: Register) -> None:
+    """Deprecated name of :func:`register_verifier_signatures`; still honoured until awm 0.3."""
 
 
 @hookspec
 def register_judges(register: Register) -> None:
     """Called when a judge is chosen by name (``code``, ``llm``, ``code+llm``).
 
-    Register ``(name, factory)``; ``factory(**options)`` returns an object with
-    ``async judge(...) -> Verdict``.
+    Register ``(name, factory)``; ``factory(**options)`` returns an
+    :class:`awm_core.contracts.Judge`.
     """
 
 
@@ -66,7 +79,8 @@ def register_judges(register: Register) -> None:
 def register_reward_functions(register: Register) -> None:
     """Called when a reward function is chosen by name.
 
-    Register ``(name, fn)`` where ``fn(verdict, trajectory) -> Reward``.
+    Register ``(name, fn)``: an :class:`awm_core.contracts.RewardFunction`,
+    ``fn(verdict, trajectory) -> Reward``.
     """
 
 
@@ -74,8 +88,8 @@ def register_reward_functions(register: Register) -> None:
 def register_benchmark_converters(register: Register) -> None:
     """Called when ``awm bench`` or ``nox -s bench`` looks up a benchmark.
 
-    Register ``(name, converter)``: a converter adapts a benchmark's tools and
-    tasks to the ``list_tools``/``call_tool`` interface and scores the result.
+    Register ``(name, converter)``: an :class:`awm_core.contracts.BenchmarkConverter`
+    that writes the benchmark's cases as awm bundles.
     """
 
 

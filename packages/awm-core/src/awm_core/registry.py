@@ -1,45 +1,196 @@
-"""Look things up by name across every plugin's ``register_*`` hook.
+"""Look things up by name across every plugin's ``register_*`` hook, typed.
 
-Registries are rebuilt on each lookup: it is cheap, and it means a plugin
-registered for one test (see :mod:`awm_core.testing`) is seen at once.
+Each kind of registrable thing is a :class:`Kind` constant (``JUDGES``,
+``LLM_BACKENDS``, ...) that knows its hook and how to check what a plugin
+registers against :mod:`awm_core.contracts`. Hooks are called one plugin at a
+time, so a duplicate name or a wrong object is reported with the plugin that
+registered it. Registries are rebuilt on each lookup: it is cheap, and it means
+a plugin registered for one test (see :mod:`awm_core.testing`) is seen at once.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from awm_core.errors import DuplicateNameError, UnknownNameError
+from awm_core.errors import DuplicateNameError, PluginRegistrationError, UnknownNameError
 from awm_core.plugins import load_plugins, pm
 
-KINDS: dict[str, str] = {
-    "llm backend": "register_llm_backends",
-    "environment source": "register_env_sources",
-    "verifier": "register_verifiers",
-    "judge": "register_judges",
-    "reward function": "register_reward_functions",
-    "benchmark converter": "register_benchmark_converters",
-}
+if TYPE_CHECKING:
+    from awm_core.contracts import (
+        BackendFactory,
+        BenchmarkConverter,
+        EnvSource,
+        Judge,
+        JudgeFactory,
+        RewardFunction,
+        VerifierSignature,
+    )
+
+T = TypeVar("T")
 
 
-def collect(kind: str) -> dict[str, Any]:
-    """Return ``{name: thing}`` for one kind of registrable thing."""
+@dataclass(frozen=True)
+class Kind(Generic[T]):
+    """One kind of registrable thing: its label, its hook(s) and its registration check."""
+
+    label: str
+    hooks: tuple[str, ...]  # the current hook first; older names still honoured after it
+    problem: Callable[[object], str | None]  # why ``thing`` is not a valid one, or None
+
+    def __repr__(self) -> str:
+        return f"Kind({self.label!r})"
+
+
+def _callable(what: str) -> Callable[[object], str | None]:
+    def problem(thing: object) -> str | None:
+        return None if callable(thing) else f"expected {what}, got {type(thing).__name__}"
+
+    return problem
+
+
+def _implements(protocol_name: str) -> Callable[[object], str | None]:
+    def problem(thing: object) -> str | None:
+        from awm_core import contracts
+
+        protocol = getattr(contracts, protocol_name)
+        if isinstance(thing, protocol):
+            return None
+        members = sorted(
+            m for m in dir(protocol) if not m.startswith("_") and not hasattr(thing, m)
+        )
+        missing = f" (missing: {', '.join(members)})" if members else ""
+        return (
+            f"expected an awm_core.contracts.{protocol_name}, got {type(thing).__name__}{missing}"
+        )
+
+    return problem
+
+
+LLM_BACKENDS: Kind[BackendFactory] = Kind(
+    "llm backend",
+    ("register_llm_backends",),
+    _callable("a factory(model, **options) -> LLMBackend"),
+)
+ENV_SOURCES: Kind[EnvSource] = Kind(
+    "environment source", ("register_env_sources",), _implements("EnvSource")
+)
+VERIFIER_SIGNATURES: Kind[VerifierSignature] = Kind(
+    "verifier signature",
+    ("register_verifier_signatures", "register_verifiers"),
+    _implements("VerifierSignature"),
+)
+JUDGES: Kind[JudgeFactory] = Kind(
+    "judge", ("register_judges",), _callable("a judge factory(**options) -> Judge")
+)
+REWARD_FUNCTIONS: Kind[RewardFunction] = Kind(
+    "reward function",
+    ("register_reward_functions",),
+    _callable("a reward function(verdict, trajectory) -> Reward"),
+)
+BENCHMARK_CONVERTERS: Kind[BenchmarkConverter] = Kind(
+    "benchmark converter",
+    ("register_benchmark_converters",),
+    _implements("BenchmarkConverter"),
+)
+
+KINDS: tuple[Kind[Any], ...] = (
+    LLM_BACKENDS,
+    ENV_SOURCES,
+    VERIFIER_SIGNATURES,
+    JUDGES,
+    REWARD_FUNCTIONS,
+    BENCHMARK_CONVERTERS,
+)
+
+
+def collect(kind: Kind[T]) -> dict[str, T]:
+    """Return ``{name: thing}`` for one kind, checking each registration as it is made."""
+    return _collect(kind)[0]
+
+
+def _collect(kind: Kind[T]) -> tuple[dict[str, T], dict[str, str]]:
+    """``({name: thing}, {name: plugin})``."""
     load_plugins()
-    hook = getattr(pm.hook, KINDS[kind])
-    found: dict[str, Any] = {}
+    found: dict[str, T] = {}
+    owner: dict[str, str] = {}
+    for hook_name in kind.hooks:
+        hook = getattr(pm.hook, hook_name)
+        # oldest registration first, like pluggy's own call order reversed: first come, first named
+        for impl in reversed(hook.get_hookimpls()):
+            plugin = impl.plugin_name
 
-    def register(name: str, thing: Any) -> None:
-        if name in found:
-            raise DuplicateNameError(f"two plugins registered the {kind} {name!r}")
-        found[name] = thing
+            def register(name: str, thing: Any, /, *, _plugin: str = plugin) -> None:
+                if not isinstance(name, str) or not name:
+                    raise PluginRegistrationError(
+                        _plugin, kind.label, repr(name), "the name must be a non-empty string"
+                    )
+                if name in found:
+                    raise DuplicateNameError(
+                        f"two plugins registered the {kind.label} {name!r}: "
+                        f"{owner[name]!r} and {_plugin!r}"
+                    )
+                problem = kind.problem(thing)
+                if problem is not None:
+                    raise PluginRegistrationError(_plugin, kind.label, name, problem)
+                found[name] = cast(T, thing)
+                owner[name] = _plugin
 
-    hook(register=register)
-    return found
+            try:
+                impl.function(register=register)
+            except (PluginRegistrationError, DuplicateNameError):
+                raise
+            except Exception as exc:
+                exc.add_note(f"raised by the awm plugin {plugin!r} in its {hook_name} hook")
+                raise
+    return found, owner
 
 
-def lookup(kind: str, name: str) -> Any:
+def lookup(kind: Kind[T], name: str) -> T:
     """Return the thing registered under ``name`` or raise :class:`UnknownNameError`."""
     things = collect(kind)
     try:
         return things[name]
     except KeyError:
-        raise UnknownNameError(kind, name, list(things)) from None
+        raise UnknownNameError(kind.label, name, list(things)) from None
+
+
+# --------------------------------------------------------------------------- typed accessors
+
+
+def get_judge(name: str, **options: Any) -> Judge:
+    """Build the judge registered as ``name`` (``code``, ``llm``, ``code+llm``, a plugin's)."""
+    from awm_core.contracts import Judge
+
+    factories, owner = _collect(JUDGES)
+    if name not in factories:
+        raise UnknownNameError(JUDGES.label, name, list(factories))
+    judge = factories[name](**options)
+    if not isinstance(judge, Judge):
+        raise PluginRegistrationError(
+            owner[name],
+            JUDGES.label,
+            name,
+            f"its factory returned {type(judge).__name__}, not an awm_core.contracts.Judge",
+        )
+    return judge
+
+
+def get_env_sources() -> dict[str, EnvSource]:
+    """Every registered environment source, by name."""
+    return collect(ENV_SOURCES)
+
+
+def get_verifier_signatures() -> list[VerifierSignature]:
+    """Every registered verifier signature, in the order they are tried."""
+    return sorted(collect(VERIFIER_SIGNATURES).values(), key=lambda s: (s.priority, s.name))
+
+
+def get_benchmark_converter(name: str) -> BenchmarkConverter:
+    """The benchmark converter registered as ``name`` (``bfcl``, ``tau2``, ...)."""
+    return lookup(BENCHMARK_CONVERTERS, name)
+
+
+def list_benchmark_converters() -> list[str]:
+    return sorted(collect(BENCHMARK_CONVERTERS))

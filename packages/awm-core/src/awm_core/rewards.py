@@ -5,23 +5,18 @@ The functions themselves are plugins (awm-verify ships the paper's defaults).
 
 from __future__ import annotations
 
-from typing import Protocol
-
-from awm_core.models import Reward, Trajectory, Verdict
-from awm_core.registry import collect, lookup
-
-
-class RewardFunction(Protocol):
-    """Turns a verdict (and the trajectory it judged) into a scalar reward."""
-
-    def __call__(self, verdict: Verdict | None, trajectory: Trajectory | None) -> Reward: ...
+from awm_core.contracts import RewardFunction
+from awm_core.registry import REWARD_FUNCTIONS, collect, lookup
 
 
 def get_reward_function(name: str) -> RewardFunction:
     """Return the reward function registered as ``name``."""
-    fn: RewardFunction = lookup("reward function", name)
+    fn: RewardFunction = lookup(REWARD_FUNCTIONS, name)
     return fn
 
 
+__all__ = ["RewardFunction", "get_reward_function", "list_reward_functions"]
+
+
 def list_reward_functions() -> list[str]:
-    return sorted(collect("reward function"))
+    return sorted(collect(REWARD_FUNCTIONS))

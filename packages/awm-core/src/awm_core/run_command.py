@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from typing import Any
 
 import click
 from rich.console import Console
@@ -30,7 +29,7 @@ from awm_core.fake_env import ENV_ID as FAKE_ENV_ID
 from awm_core.fake_env import FakeNotesEnv
 from awm_core.llm.base import get_backend
 from awm_core.models import Complexity, Task, Trajectory
-from awm_core.registry import collect
+from awm_core.registry import get_env_sources
 from awm_core.session import EnvSession
 
 
@@ -42,7 +41,7 @@ async def open_environment(env_id: str) -> tuple[EnvSession, list[Task]]:
     """A session and the tasks of environment ``env_id`` (see the module docstring)."""
     if env_id == FAKE_ENV_ID:
         return FakeNotesEnv(), FakeNotesEnv.tasks()
-    sources: dict[str, Any] = collect("environment source")
+    sources = get_env_sources()
     known = [FAKE_ENV_ID]
     for name, source in sources.items():
         ids = list(source.list_ids())

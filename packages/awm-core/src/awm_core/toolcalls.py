@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-import jsonschema
-
+from awm_core.argcheck import check_arguments
 from awm_core.llm.base import ChatResponse
 from awm_core.llm.wire import split_reasoning
 from awm_core.models import Message, ToolCall, ToolSpec
@@ -73,17 +72,6 @@ def tool_schemas(tools: Sequence[ToolSpec]) -> dict[str, dict[str, Any]]:
     return {t.name: t.input_schema for t in tools}
 
 
-def check_arguments(schema: Mapping[str, Any], arguments: Any) -> str | None:
-    """Validate ``arguments`` against a JSON Schema; return the first error as text, or None."""
-    validator_cls = jsonschema.validators.validator_for(schema)
-    errors = sorted(validator_cls(schema).iter_errors(arguments), key=lambda e: list(e.path))
-    if not errors:
-        return None
-    err = errors[0]
-    where = "/".join(str(p) for p in err.path)
-    return f"{where + ': ' if where else ''}{err.message}"
-
-
 def validate_call(
     call: ToolCall, tools: Mapping[str, Mapping[str, Any]]
 ) -> tuple[ParseFailure, str] | None:
@@ -91,9 +79,9 @@ def validate_call(
     if call.name not in tools:
         known = ", ".join(sorted(tools)) or "none"
         return ParseFailure.UNKNOWN_TOOL, f"{call.name!r} is not an offered tool (offered: {known})"
-    problem = check_arguments(tools[call.name], call.arguments)
+    problem = check_arguments(call.name, tools[call.name], call.arguments)
     if problem is not None:
-        return ParseFailure.INVALID_ARGUMENTS, f"arguments of {call.name!r}: {problem}"
+        return ParseFailure.INVALID_ARGUMENTS, problem
     return None
 
 

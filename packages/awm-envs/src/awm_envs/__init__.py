@@ -11,30 +11,71 @@ Ten lines to get going::
     async with EnvPool(env, size=64, workers=2) as pool:   # sandboxed workers
         async with pool.instance() as inst:                 # reset on release
             result = await inst.call_tool("get_product", {"product_id": 3})
+
+The names below (and :mod:`awm_envs.sandbox`) are the public API; the layers behind
+them (``bundle/``, ``runtime/``, ``pool/``, ``serve/``, ``validation/``, ``awm1k/``,
+``cli/``) are described in docs/architecture.md and may change between releases.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # name -> module: imported on first use, so loading the plugin (every `awm` start) does not
 # pull in FastAPI and SQLAlchemy (the same scheme as awm_verify).
 _EXPORTS = {
-    "Bundle": "bundle",
-    "load_bundle": "bundle",
-    "Environment": "environment",
-    "load_environment": "environment",
+    "Bundle": "bundle.loader",
+    "load_bundle": "bundle.loader",
+    "CATALOG_DIR": "bundle.sources",
+    "FolderSource": "bundle.sources",
+    "list_envs": "bundle.sources",
+    "resolve_env": "bundle.sources",
+    "freeze_now": "bundle.timefreeze",
+    "split_statements": "bundle.sqlscript",
+    "derive_tool_specs": "bundle.toolspecs",
     "BundleError": "errors",
     "BundleProblem": "errors",
     "EnvironmentNotFoundError": "errors",
-    "Instance": "instance",
-    "EnvPool": "pool",
-    "list_envs": "sources",
-    "resolve_env": "sources",
-    "RemoteInstance": "workers",
-    "WorkerPool": "workers",
+    "Environment": "runtime.environment",
+    "load_environment": "runtime.environment",
+    "Instance": "runtime.instance",
+    "EnvPool": "pool.envpool",
+    "RemoteInstance": "pool.remote",
+    "WorkerDied": "pool.remote",
+    "WorkerPool": "pool.remote",
+    "WorkerRequestError": "pool.remote",
+    "EnvValidation": "validation.validate",
+    "TaskValidation": "validation.validate",
+    "catalog_env_ids": "validation.validate",
+    "validate_environment": "validation.validate",
+    "SandboxedVerifierRunner": "validation.verifier_runner",
+    "VerifierOutcome": "validation.verifier_runner",
+    "run_native_verifier": "validation.verifier_runner",
 }
+
+if TYPE_CHECKING:
+    from awm_envs.bundle.loader import Bundle, load_bundle
+    from awm_envs.bundle.sources import CATALOG_DIR, FolderSource, list_envs, resolve_env
+    from awm_envs.bundle.sqlscript import split_statements
+    from awm_envs.bundle.timefreeze import freeze_now
+    from awm_envs.bundle.toolspecs import derive_tool_specs
+    from awm_envs.errors import BundleError, BundleProblem, EnvironmentNotFoundError
+    from awm_envs.pool.envpool import EnvPool
+    from awm_envs.pool.remote import RemoteInstance, WorkerDied, WorkerPool, WorkerRequestError
+    from awm_envs.runtime.environment import Environment, load_environment
+    from awm_envs.runtime.instance import Instance
+    from awm_envs.validation.validate import (
+        EnvValidation,
+        TaskValidation,
+        catalog_env_ids,
+        validate_environment,
+    )
+    from awm_envs.validation.verifier_runner import (
+        SandboxedVerifierRunner,
+        VerifierOutcome,
+        run_native_verifier,
+    )
 
 
 def __getattr__(name: str) -> Any:
@@ -51,4 +92,33 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"awm_envs.{module}"), name)
 
 
-__all__ = [*sorted(_EXPORTS), "__version__"]
+__all__ = [
+    "Bundle",
+    "BundleError",
+    "BundleProblem",
+    "CATALOG_DIR",
+    "EnvPool",
+    "EnvValidation",
+    "Environment",
+    "EnvironmentNotFoundError",
+    "FolderSource",
+    "Instance",
+    "RemoteInstance",
+    "SandboxedVerifierRunner",
+    "TaskValidation",
+    "VerifierOutcome",
+    "WorkerDied",
+    "WorkerPool",
+    "WorkerRequestError",
+    "catalog_env_ids",
+    "derive_tool_specs",
+    "freeze_now",
+    "list_envs",
+    "load_bundle",
+    "load_environment",
+    "resolve_env",
+    "run_native_verifier",
+    "split_statements",
+    "validate_environment",
+    "__version__",
+]

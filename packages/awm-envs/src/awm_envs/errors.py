@@ -51,4 +51,4 @@ class InstanceClosedError(AWMError):
 
 
 class PoolClosedError(AWMError):
-    """An :class:`~awm_envs.pool.EnvPool` or worker pool was used after ``close()``."""
+    """An :class:`~awm_envs.pool.envpool.EnvPool` or worker pool was used after ``close()``."""

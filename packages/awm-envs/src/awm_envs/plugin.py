@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-
 import click
 
 from awm_core.hookspecs import Register, hookimpl
@@ -12,20 +10,23 @@ from awm_core.hookspecs import Register, hookimpl
 @hookimpl
 def register_env_sources(register: Register) -> None:
     """The bundles shipped inside this package (``awm_envs/catalog/``)."""
-    from awm_envs.sources import CATALOG_DIR, FolderSource
+    from awm_envs.bundle.sources import CATALOG_DIR, FolderSource
 
     register("catalog", FolderSource(CATALOG_DIR))
 
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    """``awm envs ...``; other modules may attach sub-commands to the same group."""
-    from awm_envs.cli import envs
+    """``awm envs ...``: the group and each sub-command, attached here and nowhere else.
 
-    with contextlib.suppress(ImportError):  # `awm envs validate`, written separately
-        import awm_envs.validate_cli  # noqa: F401
-    import awm_envs.awm1k_cli  # noqa: F401  (import-awm / export-awm)
-    from awm_envs.sandbox.cli import sandbox_command
+    An import error in any command module propagates, so ``awm`` names this plugin
+    instead of starting with a command silently missing.
+    """
+    from awm_envs.cli.awm1k import export_awm_command, import_awm_command
+    from awm_envs.cli.main import envs
+    from awm_envs.cli.sandbox import sandbox_command
+    from awm_envs.cli.validate import validate_command
 
-    envs.add_command(sandbox_command)
+    for command in (validate_command, import_awm_command, export_awm_command, sandbox_command):
+        envs.add_command(command)
     cli.add_command(envs)

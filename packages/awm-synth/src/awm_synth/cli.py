@@ -14,11 +14,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from awm_core.models import Scenario
-from awm_synth.checkpoint import RunDir
 from awm_synth.config import SynthConfig, Thresholds
-from awm_synth.estimate import estimate_run
+from awm_synth.reporting.estimate import estimate_run
 from awm_synth.stages import ENV_STAGES
-from awm_synth.stages.base import StageRecord
+from awm_synth.store.checkpoint import RunDir
+from awm_synth.store.records import StageRecord
 
 if TYPE_CHECKING:
     from awm_synth.pipeline import RunSummary
@@ -175,8 +175,8 @@ def _run(
 ) -> None:
     # the pipeline pulls in the runtime and the sandboxes: import it only when a stage runs,
     # so `awm --help` (which loads every plugin's commands) stays fast
+    from awm_synth.checks.sandbox import CheckSandbox
     from awm_synth.pipeline import load_scenarios, make_llm, prepare_run, run_pipeline
-    from awm_synth.sandbox import CheckSandbox
 
     run_dir = RunDir(opts["out"])
     config = _config(opts, **extra)
@@ -379,7 +379,7 @@ def all_command(
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def report_command(run_dir: Path, as_json: bool) -> None:
     """Per-stage success and corrections, failures by cause, tokens, cost, time, and diversity."""
-    from awm_synth.report import build_report, render_report
+    from awm_synth.reporting.report import build_report, render_report
 
     report = build_report(RunDir(run_dir))
     if as_json:

@@ -6,7 +6,7 @@ in flight lives in :class:`SynthLLM`, so any number of scenarios can be
 started at once. After each stage its checkpoint is written atomically; on
 resume a stage with a checkpoint is loaded instead of run.
 
-Generated code is executed only in sandboxes (:mod:`awm_synth.sandbox`),
+Generated code is executed only in sandboxes (:mod:`awm_synth.checks.sandbox`),
 shared by every scenario of the run, unless ``trusted=True`` asks for the
 in-process harness.
 """
@@ -24,30 +24,13 @@ from pydantic import BaseModel
 
 from awm_core.llm.base import LLMBackend, LLMError, get_backend
 from awm_core.models import Scenario
-from awm_synth.accounting import Pricing, pricing_for
-from awm_synth.artifacts import (
-    DatabaseSchema,
-    ScenarioSelection,
-    SeedData,
-    TaskSet,
-    ToolCode,
-    ToolInterfaceSpec,
-    VerifierModule,
-)
-from awm_synth.bundle import (
-    BundleRejectedError,
-    build_tasks,
-    bundle_files,
-    install_staged,
-    stage_files,
-    write_bundle,
-)
-from awm_synth.cache import ResponseCache
-from awm_synth.checkpoint import EnvStatus, RunDir
+from awm_synth.checks.sandbox import CheckLimits, CheckSandbox, SandboxUnavailableError
 from awm_synth.config import SynthConfig
 from awm_synth.errors import RunDirError, SynthError
-from awm_synth.llm import SynthLLM
-from awm_synth.sandbox import CheckLimits, CheckSandbox, SandboxUnavailableError
+from awm_synth.llm.accounting import Pricing, pricing_for
+from awm_synth.llm.cache import ResponseCache
+from awm_synth.llm.client import SynthLLM
+from awm_synth.llm.tags import GLOBAL_SCENARIO
 from awm_synth.stages import ENV_STAGES
 from awm_synth.stages import code as code_stage
 from awm_synth.stages import data as data_stage
@@ -56,8 +39,26 @@ from awm_synth.stages import schema as schema_stage
 from awm_synth.stages import spec as spec_stage
 from awm_synth.stages import tasks as tasks_stage
 from awm_synth.stages import verifiers as verifiers_stage
-from awm_synth.stages.base import ScenarioContext, StageRecord
-from awm_synth.tags import GLOBAL_SCENARIO
+from awm_synth.stages.base import ScenarioContext
+from awm_synth.store.artifacts import (
+    DatabaseSchema,
+    ScenarioSelection,
+    SeedData,
+    TaskSet,
+    ToolCode,
+    ToolInterfaceSpec,
+    VerifierModule,
+)
+from awm_synth.store.bundle import (
+    BundleRejectedError,
+    build_tasks,
+    bundle_files,
+    install_staged,
+    stage_files,
+    write_bundle,
+)
+from awm_synth.store.checkpoint import EnvStatus, RunDir
+from awm_synth.store.records import StageRecord
 
 STAGE_RUNNERS = {
     "tasks": tasks_stage.run,

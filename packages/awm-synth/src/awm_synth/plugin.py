@@ -9,7 +9,7 @@ from awm_core.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_llm_backends(register: Register) -> None:
-    from awm_synth.replay import ReplayBackend
+    from awm_synth.llm.replay import ReplayBackend
 
     register("replay", ReplayBackend.from_spec)
 

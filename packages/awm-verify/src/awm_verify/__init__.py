@@ -1,53 +1,70 @@
 """awm-verify: state diffs, sandboxed verifiers, judges, rewards and judge reliability.
 
-The names below are the public API; each lives in a module named for its concept.
+The names below are the public API; each lives in a module named for its concept
+(the diff engine, the verifier result models and the judge contract live in
+awm-core, so that plugins can type against them without this package).
 """
 
 from __future__ import annotations
 
 import importlib
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # name -> module: imported on first use, so loading the plugin (every `awm` start) stays cheap.
 _EXPORTS = {
-    "DatabaseDiff": "diff",
-    "RenderLimits": "diff",
-    "TableDiff": "diff",
-    "diff_databases": "diff",
-    "diff_images": "diff",
-    "Judge": "judge",
-    "JudgeError": "judge",
-    "JudgeOutputError": "judge",
-    "JudgeRequest": "judge",
-    "get_judge": "judge",
-    "judge_many": "judge",
-    "list_judges": "judge",
-    "ReliabilityReport": "reliability",
-    "cohens_kappa": "reliability",
-    "fleiss_kappa": "reliability",
-    "reliability_report": "reliability",
-    "WeightedSum": "rewards",
-    "compose": "rewards",
-    "resolve_reward": "rewards",
-    "SandboxLimits": "sandbox",
-    "VerifierError": "sandbox",
-    "VerifierErrorKind": "sandbox",
-    "VerifierPool": "sandbox",
-    "VerifierResult": "sandbox",
-    "run_verifier": "sandbox",
-    "Episode": "verify",
-    "VerificationReport": "verify",
-    "verify_episode": "verify",
-    "verify_many": "verify",
+    "DatabaseDiff": "awm_core.dbdiff",
+    "RenderLimits": "awm_core.dbdiff",
+    "TableDiff": "awm_core.dbdiff",
+    "diff_databases": "awm_core.dbdiff",
+    "diff_images": "awm_core.dbdiff",
+    "Judge": "awm_core.contracts",
+    "JudgeRequest": "awm_core.contracts",
+    "JudgeError": "awm_verify.judge",
+    "JudgeOutputError": "awm_verify.judge",
+    "get_judge": "awm_verify.judge",
+    "judge_many": "awm_verify.judge",
+    "list_judges": "awm_verify.judge",
+    "ReliabilityReport": "awm_verify.reliability",
+    "cohens_kappa": "awm_verify.reliability",
+    "fleiss_kappa": "awm_verify.reliability",
+    "reliability_report": "awm_verify.reliability",
+    "WeightedSum": "awm_verify.rewards",
+    "compose": "awm_verify.rewards",
+    "resolve_reward": "awm_verify.rewards",
+    "VerifierError": "awm_core.models.verification",
+    "VerifierErrorKind": "awm_core.models.verification",
+    "VerifierResult": "awm_core.models.verification",
+    "SandboxLimits": "awm_verify.sandbox",
+    "VerifierPool": "awm_verify.sandbox",
+    "run_verifier": "awm_verify.sandbox",
+    "Episode": "awm_verify.verify",
+    "VerificationReport": "awm_verify.verify",
+    "verify_episode": "awm_verify.verify",
+    "verify_many": "awm_verify.verify",
 }
+
+if TYPE_CHECKING:
+    from awm_core.contracts import Judge, JudgeRequest
+    from awm_core.dbdiff import DatabaseDiff, RenderLimits, TableDiff, diff_databases, diff_images
+    from awm_core.models.verification import VerifierError, VerifierErrorKind, VerifierResult
+    from awm_verify.judge import JudgeError, JudgeOutputError, get_judge, judge_many, list_judges
+    from awm_verify.reliability import (
+        ReliabilityReport,
+        cohens_kappa,
+        fleiss_kappa,
+        reliability_report,
+    )
+    from awm_verify.rewards import WeightedSum, compose, resolve_reward
+    from awm_verify.sandbox import SandboxLimits, VerifierPool, run_verifier
+    from awm_verify.verify import Episode, VerificationReport, verify_episode, verify_many
 
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'awm_verify' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"awm_verify.{module}"), name)
+    return getattr(importlib.import_module(module), name)
 
 
 try:
@@ -55,4 +72,34 @@ try:
 except PackageNotFoundError:  # pragma: no cover
     __version__ = "0.0.0"
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "DatabaseDiff",
+    "Episode",
+    "Judge",
+    "JudgeError",
+    "JudgeOutputError",
+    "JudgeRequest",
+    "ReliabilityReport",
+    "RenderLimits",
+    "SandboxLimits",
+    "TableDiff",
+    "VerificationReport",
+    "VerifierError",
+    "VerifierErrorKind",
+    "VerifierPool",
+    "VerifierResult",
+    "WeightedSum",
+    "cohens_kappa",
+    "compose",
+    "diff_databases",
+    "diff_images",
+    "fleiss_kappa",
+    "get_judge",
+    "judge_many",
+    "list_judges",
+    "reliability_report",
+    "resolve_reward",
+    "run_verifier",
+    "verify_episode",
+    "verify_many",
+]

@@ -11,18 +11,22 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from awm_core.contracts import Judge, JudgeRequest
+from awm_core.dbdiff import RenderLimits, diff_databases
 from awm_core.errors import AWMError
-from awm_core.models import Task, Trajectory
-from awm_verify.diff import RenderLimits, diff_databases
-from awm_verify.judge import DEFAULT_JUDGE, Judge, JudgeRequest, get_judge
+from awm_core.models import Task, Trajectory, VerifierResult
+from awm_verify.judge import DEFAULT_JUDGE, get_judge
 from awm_verify.reliability import reliability_report
 from awm_verify.replay import ReplayReport, replay_trajectory
 from awm_verify.rewards import resolve_reward
-from awm_verify.sandbox import VerifierPool, VerifierResult
+from awm_verify.sandbox import VerifierPool
+
+if TYPE_CHECKING:
+    from awm_envs import Environment
 
 
 class TrajectoryFileError(AWMError):
@@ -55,7 +59,7 @@ def load_trajectories(path: Path) -> list[Trajectory]:
     return out
 
 
-def _find_task(env: Any, task_id: str) -> Task:
+def _find_task(env: Environment, task_id: str) -> Task:
     for task in env.tasks:
         if task.id == task_id:
             return task
@@ -63,7 +67,7 @@ def _find_task(env: Any, task_id: str) -> Task:
     raise AWMError(f"environment {env.id} has no task {task_id!r}; its tasks: {known}")
 
 
-def _verifier_source(env: Any) -> str | None:
+def _verifier_source(env: Environment) -> str | None:
     path = Path(env.path) / "verifiers.py"
     return path.read_text() if path.is_file() else None
 
@@ -80,8 +84,8 @@ def _judge(name: str, model: str | None) -> Judge:
 def _prepare(
     env_ref: str, trajectory: Trajectory, task_id: str | None, pool: VerifierPool
 ) -> tuple[JudgeRequest, ReplayReport]:
+    from awm_core.dbdiff import diff_images
     from awm_envs import load_environment  # awm-envs is heavy: import only when verifying
-    from awm_verify.diff import diff_images
 
     env = load_environment(env_ref)
     task = _find_task(env, task_id or trajectory.task_id)

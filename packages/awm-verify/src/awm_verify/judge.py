@@ -33,16 +33,14 @@ import asyncio
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
+from awm_core import registry
+from awm_core.contracts import Judge, JudgeRequest
 from awm_core.errors import AWMError
 from awm_core.llm import ChatResponse, LLMBackend, LLMError, get_backend
-from awm_core.models import Message, Task, Trajectory, Verdict, VerdictLabel
-from awm_core.registry import collect, lookup
-from awm_verify.diff import DatabaseDiff
+from awm_core.models import Message, Verdict, VerdictLabel, VerifierResult
 from awm_verify.judge_prompt import LABELS, SYSTEM_PROMPT, PromptLimits, build_user_prompt
-from awm_verify.sandbox import VerifierResult
 
 DEFAULT_JUDGE = "code+llm"
 MODEL_ENV_VAR = "AWM_JUDGE_MODEL"
@@ -58,27 +56,6 @@ class JudgeOutputError(JudgeError):
     def __init__(self, message: str, last_reply: str) -> None:
         super().__init__(message)
         self.last_reply = last_reply
-
-
-@dataclass(frozen=True)
-class JudgeRequest:
-    """Everything a judge may look at for one episode."""
-
-    task: Task
-    trajectory: Trajectory
-    verification: VerifierResult | None = None
-    diff: DatabaseDiff | None = None
-
-
-@runtime_checkable
-class Judge(Protocol):
-    """What every judge implements."""
-
-    name: str
-
-    async def judge(self, request: JudgeRequest) -> Verdict:
-        """Return the verdict on one episode."""
-        ...
 
 
 # --------------------------------------------------------------------------- code judge
@@ -307,13 +284,11 @@ class CodeAugmentedJudge(LLMJudge):
 
 def get_judge(name: str = DEFAULT_JUDGE, **options: Any) -> Judge:
     """Build the judge registered as ``name`` (``code``, ``llm``, ``code+llm``)."""
-    factory = lookup("judge", name)
-    judge: Judge = factory(**options)
-    return judge
+    return registry.get_judge(name, **options)
 
 
 def list_judges() -> list[str]:
-    return sorted(collect("judge"))
+    return sorted(registry.collect(registry.JUDGES))
 
 
 async def judge_many(

@@ -11,10 +11,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from awm_core.models import Task, Trajectory, VerdictLabel
-from awm_verify.diff import DatabaseDiff, RenderLimits
+from awm_core.dbdiff import DatabaseDiff, RenderLimits
+from awm_core.models import Task, Trajectory, VerdictLabel, VerifierResult
 from awm_verify.replay import unwrap_call
-from awm_verify.sandbox import VerifierResult
 
 LABELS = tuple(label.value for label in VerdictLabel)
 

@@ -14,7 +14,7 @@ from awm_core.hookspecs import Register, hookimpl
 
 
 @hookimpl
-def register_verifiers(register: Register) -> None:
+def register_verifier_signatures(register: Register) -> None:
     from awm_verify.signatures import BUILTIN_ADAPTERS
 
     for adapter in BUILTIN_ADAPTERS:

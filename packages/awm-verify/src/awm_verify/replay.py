@@ -75,10 +75,10 @@ def successful_calls(trajectory: Trajectory) -> tuple[list[ToolCall], int]:
             for tc in msg.tool_calls:
                 pending[tc.id] = tc
         elif msg.role == "tool":
-            tc = pending.pop(msg.tool_call_id, None) or (
-                pending.pop(next(iter(pending))) if pending else None
-            )
-            inner = unwrap_call(tc) if tc else None
+            answered = pending.pop(msg.tool_call_id, None)
+            if answered is None and pending:
+                answered = pending.pop(next(iter(pending)))
+            inner = unwrap_call(answered) if answered else None
             if inner is not None:
                 calls.append(inner)
     return calls, failed

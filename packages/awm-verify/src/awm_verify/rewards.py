@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from awm_core.errors import AWMError
 from awm_core.models import Reward, Termination, Trajectory, Verdict, VerdictLabel
-from awm_core.registry import collect, lookup
+from awm_core.registry import REWARD_FUNCTIONS, collect, lookup
 
 RewardFn = Callable[[Verdict | None, Trajectory | None], Reward]
 
@@ -169,7 +169,7 @@ def parse_terms(spec: str) -> list[tuple[float, str]]:
 def compose(spec: str | Sequence[tuple[float, str]]) -> WeightedSum:
     """Build a :class:`WeightedSum` from an expression or ``(weight, name)`` pairs."""
     pairs = parse_terms(spec) if isinstance(spec, str) else list(spec)
-    known = collect("reward function")
+    known = collect(REWARD_FUNCTIONS)
     terms = []
     for weight, name in pairs:
         if name not in known:
@@ -183,6 +183,6 @@ def compose(spec: str | Sequence[tuple[float, str]]) -> WeightedSum:
 def resolve_reward(spec: str = "default") -> RewardFn:
     """A reward function by name (``default``) or by expression (``default+0.1*format``)."""
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", spec.strip()):
-        fn: RewardFn = lookup("reward function", spec.strip())
+        fn: RewardFn = lookup(REWARD_FUNCTIONS, spec.strip())
         return fn
     return compose(spec)

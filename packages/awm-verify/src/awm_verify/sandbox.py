@@ -28,12 +28,11 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from awm_core.errors import AWMError
+from awm_core.models.verification import VerifierError, VerifierErrorKind, VerifierResult
+from awm_core.snapshot import DatabaseSource, load_image
 from awm_envs.sandbox import JobPool, Limits, SandboxStartError
 from awm_verify.signatures import (
     BadVerifierOutput,
@@ -41,54 +40,11 @@ from awm_verify.signatures import (
     VerifierSignatureError,
     detect,
 )
-from awm_verify.snapshot import DatabaseSource, load_image
 
 VERIFIER_JOB = "awm_envs.sandbox.verifier_job:run"
 
 
-class VerifierErrorKind(StrEnum):
-    """Why a verifier produced no usable result."""
-
-    EXCEPTION = "exception"  # it raised
-    TIMEOUT = "timeout"  # CPU budget or wall clock exceeded
-    MEMORY = "memory"  # address-space limit hit
-    BAD_OUTPUT = "bad_output"  # returned something its signature does not allow
-    FORBIDDEN = "forbidden"  # tried I/O, a process, a socket, a write, a non-allowed import
-    INVALID = "invalid"  # source does not compile, function missing, unknown signature
-    CRASH = "crash"  # the worker process died for another reason
-
-
 _KINDS = {k.value for k in VerifierErrorKind}
-
-
-class VerifierError(BaseModel):
-    """A typed verifier failure: what kind, a message to act on, the verifier's traceback."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    kind: VerifierErrorKind
-    message: str
-    traceback: str | None = None
-
-
-class VerifierResult(BaseModel):
-    """The outcome of one verification, successful or not."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    function: str
-    signature: str = Field(description="The adapter that called it: native, verify_task, ...")
-    complete: bool | None = Field(
-        default=None, description="The verifier's verdict; None when it gives evidence only."
-    )
-    evidence: dict[str, Any] = Field(default_factory=dict)
-    error: VerifierError | None = None
-    duration_s: float = 0.0
-    stdout: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
 
 
 class SandboxError(AWMError):

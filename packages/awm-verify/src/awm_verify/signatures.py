@@ -24,13 +24,12 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any
 
 from awm_core.astparse import parse as parse_source
+from awm_core.contracts import CallStyle, VerifierSignature
 from awm_core.errors import AWMError
-from awm_core.registry import collect
-
-CallStyle = Literal["connections", "paths"]
+from awm_core.registry import get_verifier_signatures
 
 # Keys an evidence-only verifier might use for its own verdict; read if boolean.
 _VERDICT_KEYS = ("complete", "completed", "task_completed", "success", "passed", "is_complete")
@@ -44,37 +43,7 @@ class VerifierSignatureError(AWMError):
     """The verifier function is missing or its parameters match no known signature."""
 
 
-@runtime_checkable
-class VerifierAdapter(Protocol):
-    """How to call one verifier convention and read its output."""
-
-    @property
-    def name(self) -> str:
-        """The name it is registered under."""
-        ...
-
-    @property
-    def call_style(self) -> CallStyle:
-        """``connections`` (read-only sqlite3 connections) or ``paths`` (file copies)."""
-        ...
-
-    @property
-    def passes_final_answer(self) -> bool:
-        """Whether the third argument is the agent's final answer."""
-        ...
-
-    @property
-    def priority(self) -> int:
-        """Order in which adapters are tried; lower first."""
-        ...
-
-    def matches(self, function_name: str, params: list[str]) -> bool:
-        """Whether a function with this name and these parameter names uses this convention."""
-        ...
-
-    def interpret(self, raw: Any) -> tuple[bool | None, dict[str, Any]]:
-        """Return ``(complete, evidence)``; ``complete`` is None when only a judge can decide."""
-        ...
+VerifierAdapter = VerifierSignature  # the name before the contract moved to awm-core
 
 
 def _pathlike(params: list[str]) -> bool:
@@ -221,8 +190,7 @@ def default_function(source: str) -> str:
 
 def adapters() -> list[VerifierAdapter]:
     """Every registered adapter, in the order they are tried."""
-    found = collect("verifier")
-    return sorted(found.values(), key=lambda a: (a.priority, a.name))
+    return get_verifier_signatures()
 
 
 def detect(source: str, function: str | None = None) -> DetectedVerifier:

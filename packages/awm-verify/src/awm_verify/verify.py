@@ -19,12 +19,13 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from awm_core.models import Reward, Task, Trajectory, Verdict
-from awm_verify.diff import DatabaseDiff, diff_images
-from awm_verify.judge import Judge, JudgeError, JudgeRequest, get_judge
+from awm_core.contracts import Judge, JudgeRequest
+from awm_core.dbdiff import DatabaseDiff, diff_images
+from awm_core.models import Reward, Task, Trajectory, Verdict, VerifierResult
+from awm_core.snapshot import DatabaseSource, load_image
+from awm_verify.judge import JudgeError, get_judge
 from awm_verify.rewards import RewardFn, resolve_reward
-from awm_verify.sandbox import VerifierPool, VerifierResult, default_pool
-from awm_verify.snapshot import DatabaseSource, load_image
+from awm_verify.sandbox import VerifierPool, default_pool
 
 
 class VerificationReport(BaseModel):

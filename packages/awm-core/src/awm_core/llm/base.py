@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from awm_core.errors import AWMError, UnknownNameError
 from awm_core.models import Message, TokenUsage, ToolCall
-from awm_core.registry import collect
+from awm_core.registry import LLM_BACKENDS, collect
 
 
 class LLMError(AWMError):
@@ -95,13 +95,13 @@ class LLMBackend(Protocol):
 
 def list_backends() -> list[str]:
     """Prefixes of every registered backend (``openai``, ``local``, ...)."""
-    return sorted(collect("llm backend"))
+    return sorted(collect(LLM_BACKENDS))
 
 
 def get_backend(spec: str, **options: Any) -> LLMBackend:
     """Build the backend named by ``spec`` (``PREFIX`` or ``PREFIX:MODEL``)."""
     prefix, _, model = spec.partition(":")
-    factories = collect("llm backend")
+    factories = collect(LLM_BACKENDS)
     if prefix not in factories:
         raise UnknownNameError("llm backend", prefix, list(factories))
     backend: LLMBackend = factories[prefix](model, **options)

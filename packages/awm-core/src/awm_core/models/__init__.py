@@ -23,6 +23,7 @@ from awm_core.models.trajectory import (
     Trajectory,
 )
 from awm_core.models.verdict import Reward, Verdict, VerdictLabel
+from awm_core.models.verification import VerifierError, VerifierErrorKind, VerifierResult
 
 __all__ = [
     "Complexity",
@@ -44,5 +45,8 @@ __all__ = [
     "Trajectory",
     "Verdict",
     "VerdictLabel",
+    "VerifierError",
+    "VerifierErrorKind",
+    "VerifierResult",
     "complexity_for_calls",
 ]

@@ -127,10 +127,10 @@ def bwrap_argv(
             argv += ["--ro-bind", d, d]
     for f in _SYSTEM_FILES:
         argv += ["--ro-bind-try", f, f]
-    for p in _prune([*_interpreter_paths(), *map(os.fspath, ro_paths)]):
+    for p in _prune([*_interpreter_paths(), *(os.fspath(p) for p in ro_paths)]):
         argv += ["--ro-bind", p, p]
-    for p in map(os.fspath, rw_paths):
-        argv += ["--bind", p, p]
+    for rw in rw_paths:
+        argv += ["--bind", os.fspath(rw), os.fspath(rw)]
     for key, value in env.items():
         argv += ["--setenv", key, value]
     # the root is bwrap's own tmpfs, holding the mount points: read-only too, so the only

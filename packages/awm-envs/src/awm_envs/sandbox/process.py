@@ -54,7 +54,11 @@ def _spawn(argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
         if _spawner is None:
             _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="awm-sandbox-spawner")
         spawner = _spawner
-    return spawner.submit(subprocess.Popen, argv, **kwargs).result()
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(argv, **kwargs)
+
+    return spawner.submit(start).result()
 
 
 def sandbox_env(home: str = "/tmp") -> dict[str, str]:

@@ -7,32 +7,19 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from awm_core.models import Message, Scenario
-from awm_synth.accounting import StageStats
 from awm_synth.config import SynthConfig
-from awm_synth.correction import AttemptRecord, CheckResult, self_correct
-from awm_synth.llm import SynthLLM
+from awm_synth.llm.accounting import StageStats
+from awm_synth.llm.client import SynthLLM
+from awm_synth.stages.correction import CheckResult, self_correct
+from awm_synth.store.records import StageRecord
 
 if TYPE_CHECKING:
-    from awm_synth.sandbox import CheckSandbox
+    from awm_synth.checks.sandbox import CheckSandbox
 
 T = TypeVar("T", bound=BaseModel)
-
-
-class StageRecord(BaseModel):
-    """A stage's checkpoint: the kept artifact, every attempt, usage, and whether it may ship."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    stage: str
-    scenario: str
-    accepted: bool
-    artifact: dict[str, Any] | None = None
-    attempts: list[AttemptRecord] = Field(default_factory=list)
-    chosen_attempt: int = 0
-    stats: StageStats = Field(default_factory=StageStats)
 
 
 @dataclass

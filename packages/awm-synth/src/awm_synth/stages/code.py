@@ -18,14 +18,21 @@ import asyncio
 import re
 from typing import Any
 
-from awm_synth.apprunner import AppHarness, AppLoadError
-from awm_synth.artifacts import DatabaseSchema, SeedData, ToolCode, ToolInterfaceSpec
-from awm_synth.correction import CheckResult
-from awm_synth.parsing import extract_block
-from awm_synth.prompts import code_prompt
-from awm_synth.sandbox import CallOutcome, CheckSandbox
-from awm_synth.sqlexec import build_template
-from awm_synth.stages.base import ScenarioContext, StageRecord, corrected_stage
+from awm_synth.checks.apprunner import AppHarness, AppLoadError
+from awm_synth.checks.sandbox import CallOutcome, CheckSandbox
+from awm_synth.checks.sqlexec import build_template
+from awm_synth.llm.parsing import extract_block
+from awm_synth.stages.base import ScenarioContext, corrected_stage
+from awm_synth.stages.correction import CheckResult
+from awm_synth.stages.prompts import code_prompt
+from awm_synth.store.artifacts import (
+    DatabaseSchema,
+    SeedData,
+    ToolCode,
+    ToolInterface,
+    ToolInterfaceSpec,
+)
+from awm_synth.store.records import StageRecord
 
 _WALL_CLOCK = re.compile(r"\b(?:datetime\.(?:now|utcnow|today)|date\.today|time\.time)\s*\(")
 
@@ -34,8 +41,8 @@ def parse_code(raw: str) -> ToolCode:
     return ToolCode(source=extract_block(raw, "python"))
 
 
-def _example_args(tool: object) -> dict[str, object]:
-    return {p.name: p.example for p in tool.params if p.example is not None}  # type: ignore[attr-defined]
+def _example_args(tool: ToolInterface) -> dict[str, Any]:
+    return {p.name: p.example for p in tool.params if p.example is not None}
 
 
 def _wall_clock_reads(source: str, result: CheckResult) -> None:
@@ -90,7 +97,7 @@ def check_code(
 
 def candidate_files(ctx: ScenarioContext, code: ToolCode) -> dict[str, str]:
     """The files the runtime needs to host the candidate app: manifest, schema, seed, app."""
-    from awm_synth.bundle import manifest_json
+    from awm_synth.store.bundle import manifest_json
 
     return {
         "manifest.json": manifest_json(ctx.scenario, ctx.config),
@@ -164,9 +171,9 @@ async def check_code_sandboxed(
             located = await sandbox.crash_locations(
                 code.source, template, [[(tool, args)] for _, tool, args in crashed]
             )
-            for (index, tool, args), crash in zip(crashed, located, strict=True):
+            for (index, name, args), crash in zip(crashed, located, strict=True):
                 if crash:
-                    result.errors[index] = f"{tool}({args}) crashed: {crash}"
+                    result.errors[index] = f"{name}({args}) crashed: {crash}"
     return result
 
 
@@ -175,6 +182,7 @@ async def run(ctx: ScenarioContext) -> StageRecord:
     schema: DatabaseSchema = ctx.artifacts["schema"]
     seed: SeedData = ctx.artifacts["data"]
     spec: ToolInterfaceSpec = ctx.artifacts["spec"]
+    sandbox = ctx.sandbox
     return await corrected_stage(
         ctx,
         "code",
@@ -184,9 +192,7 @@ async def run(ctx: ScenarioContext) -> StageRecord:
         max(cfg.thresholds.tools, cfg.thresholds.startup),
         acheck=(
             None
-            if ctx.sandbox is None
-            else lambda code: check_code_sandboxed(
-                ctx.sandbox, candidate_files(ctx, code), code, spec
-            )
+            if sandbox is None
+            else lambda code: check_code_sandboxed(sandbox, candidate_files(ctx, code), code, spec)
         ),
     )

@@ -12,18 +12,18 @@ import time
 from collections import Counter
 
 from awm_core.models import Scenario
-from awm_synth.accounting import StageStats
-from awm_synth.artifacts import ScenarioBatch, ScenarioSelection, ScenarioVerdicts
 from awm_synth.config import SynthConfig
-from awm_synth.dedup import deduplicate
-from awm_synth.embedding import get_embedder
+from awm_synth.diversity.dedup import deduplicate
+from awm_synth.diversity.embedding import get_embedder
+from awm_synth.diversity.seeds import seeds_for_round
 from awm_synth.errors import ArtifactParseError
-from awm_synth.llm import SynthLLM
-from awm_synth.parsing import parse_json_model
-from awm_synth.prompts import scenario_classification, scenario_expansion
-from awm_synth.seeds import seeds_for_round
-from awm_synth.stages.base import StageRecord
-from awm_synth.tags import GLOBAL_SCENARIO, RequestKey
+from awm_synth.llm.accounting import StageStats
+from awm_synth.llm.client import SynthLLM
+from awm_synth.llm.parsing import parse_json_model
+from awm_synth.llm.tags import GLOBAL_SCENARIO, RequestKey
+from awm_synth.stages.prompts import scenario_classification, scenario_expansion
+from awm_synth.store.artifacts import ScenarioBatch, ScenarioSelection, ScenarioVerdicts
+from awm_synth.store.records import StageRecord
 
 
 def scenario_text(s: Scenario) -> str:

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from awm_envs.timefreeze import freeze_now
-from awm_synth.artifacts import DatabaseSchema, TableDDL, TaskSet
-from awm_synth.correction import CheckResult
-from awm_synth.errors import ArtifactParseError
-from awm_synth.parsing import extract_block
-from awm_synth.prompts import schema_prompt
-from awm_synth.sqlexec import (
+from awm_envs import freeze_now
+from awm_synth.checks.sqlexec import (
     is_create_index,
     new_database,
     run_statements,
@@ -18,7 +13,13 @@ from awm_synth.sqlexec import (
     statements,
     table_of_create,
 )
-from awm_synth.stages.base import ScenarioContext, StageRecord, corrected_stage
+from awm_synth.errors import ArtifactParseError
+from awm_synth.llm.parsing import extract_block
+from awm_synth.stages.base import ScenarioContext, corrected_stage
+from awm_synth.stages.correction import CheckResult
+from awm_synth.stages.prompts import schema_prompt
+from awm_synth.store.artifacts import DatabaseSchema, TableDDL, TaskSet
+from awm_synth.store.records import StageRecord
 
 
 def parse_schema(raw: str, reference_time: datetime) -> DatabaseSchema:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 
-from awm_synth.artifacts import DatabaseSchema, TaskSet, ToolInterfaceSpec
-from awm_synth.correction import CheckResult
-from awm_synth.parsing import parse_json_model
-from awm_synth.prompts import spec_prompt
-from awm_synth.stages.base import ScenarioContext, StageRecord, corrected_stage
+from awm_synth.llm.parsing import parse_json_model
+from awm_synth.stages.base import ScenarioContext, corrected_stage
+from awm_synth.stages.correction import CheckResult
+from awm_synth.stages.prompts import spec_prompt
+from awm_synth.store.artifacts import DatabaseSchema, TaskSet, ToolInterfaceSpec
+from awm_synth.store.records import StageRecord
 
 _PATH_PARAM = re.compile(r"{(\w+)}")
 

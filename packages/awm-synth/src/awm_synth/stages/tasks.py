@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from awm_core.models import complexity_for_calls
-from awm_synth.artifacts import TaskSet
-from awm_synth.correction import CheckResult
-from awm_synth.parsing import parse_json_model
-from awm_synth.prompts import tasks_prompt
-from awm_synth.stages.base import ScenarioContext, StageRecord, corrected_stage
+from awm_synth.llm.parsing import parse_json_model
+from awm_synth.stages.base import ScenarioContext, corrected_stage
+from awm_synth.stages.correction import CheckResult
+from awm_synth.stages.prompts import tasks_prompt
+from awm_synth.store.artifacts import TaskSet
+from awm_synth.store.records import StageRecord
 
 
 def check_tasks(tasks: TaskSet, wanted: int) -> CheckResult:

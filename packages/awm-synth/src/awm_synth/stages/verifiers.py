@@ -15,14 +15,23 @@ from __future__ import annotations
 
 import ast
 import asyncio
+from types import ModuleType
 from typing import Any
 
 from pydantic import ValidationError
 
 from awm_core.astparse import parse as parse_source
-from awm_envs.verifiers import run_native_verifier
-from awm_synth.apprunner import AppHarness, AppLoadError, import_source
-from awm_synth.artifacts import (
+from awm_envs import run_native_verifier
+from awm_synth.checks.apprunner import AppHarness, AppLoadError, import_source
+from awm_synth.checks.sandbox import CheckSandbox, SandboxedApp
+from awm_synth.checks.sqlexec import build_template
+from awm_synth.errors import ArtifactParseError
+from awm_synth.llm.parsing import extract_block
+from awm_synth.stages.base import ScenarioContext, corrected_stage
+from awm_synth.stages.code import candidate_files
+from awm_synth.stages.correction import CheckResult
+from awm_synth.stages.prompts import verifiers_prompt
+from awm_synth.store.artifacts import (
     DatabaseSchema,
     SeedData,
     TaskSet,
@@ -30,14 +39,7 @@ from awm_synth.artifacts import (
     ToolCode,
     VerifierModule,
 )
-from awm_synth.correction import CheckResult
-from awm_synth.errors import ArtifactParseError
-from awm_synth.parsing import extract_block
-from awm_synth.prompts import verifiers_prompt
-from awm_synth.sandbox import CheckSandbox, SandboxedApp
-from awm_synth.sqlexec import build_template
-from awm_synth.stages.base import ScenarioContext, StageRecord, corrected_stage
-from awm_synth.stages.code import candidate_files
+from awm_synth.store.records import StageRecord
 
 SOLUTIONS_NAME = "SOLUTIONS"
 
@@ -107,7 +109,13 @@ def check_verifiers(
     return result
 
 
-def _prove(task_id, solution: TaskSolution | None, verifiers, harness: AppHarness, template: bytes):  # type: ignore[no-untyped-def]
+def _prove(
+    task_id: str,
+    solution: TaskSolution | None,
+    verifiers: ModuleType,
+    harness: AppHarness,
+    template: bytes,
+) -> list[tuple[str, str]]:
     if solution is None:
         return [("missing_verifier", f"no entry in {SOLUTIONS_NAME} for this task")]
     fn = solution.verifier
@@ -305,6 +313,7 @@ async def _prove_sandboxed(
 async def run(ctx: ScenarioContext) -> StageRecord:
     cfg = ctx.config
     tasks: TaskSet = ctx.artifacts["tasks"]
+    sandbox = ctx.sandbox
     return await corrected_stage(
         ctx,
         "verifiers",
@@ -324,9 +333,9 @@ async def run(ctx: ScenarioContext) -> StageRecord:
         cfg.thresholds.verifiers,
         acheck=(
             None
-            if ctx.sandbox is None
+            if sandbox is None
             else lambda module: check_verifiers_sandboxed(
-                ctx.sandbox, candidate_files(ctx, ctx.artifacts["code"]), module, tasks
+                sandbox, candidate_files(ctx, ctx.artifacts["code"]), module, tasks
             )
         ),
     )

@@ -1,0 +1,193 @@
+"""The contracts in awm-core: a wrong registration fails at registration, naming its plugin."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from awm_core import hookimpl
+from awm_core.argcheck import check_arguments
+from awm_core.contracts import BenchmarkConverter, EnvSource, Judge, JudgeRequest
+from awm_core.errors import DuplicateNameError, PluginRegistrationError, UnknownNameError
+from awm_core.models import Verdict, VerdictLabel
+from awm_core.registry import (
+    BENCHMARK_CONVERTERS,
+    ENV_SOURCES,
+    JUDGES,
+    VERIFIER_SIGNATURES,
+    collect,
+    get_benchmark_converter,
+    get_env_sources,
+    get_judge,
+    get_verifier_signatures,
+    list_benchmark_converters,
+)
+from awm_core.toolcalls import validate_call
+
+Register = Callable[..., object]
+
+
+class _Source:
+    def list_ids(self) -> list[str]:
+        return ["one"]
+
+    def path(self, env_id: str) -> Path:
+        return Path("/nowhere") / env_id
+
+
+class _Converter:
+    name = "toy"
+
+    def convert(self, dest: Path, *, limit: int | None = None) -> list[Path]:
+        return [dest / "toy"]
+
+
+class _Judge:
+    name = "always"
+
+    async def judge(self, request: JudgeRequest) -> Verdict:
+        return Verdict(label=VerdictLabel.COMPLETED, reasoning="always")
+
+
+def test_a_valid_plugin_registers_every_kind(register_plugin: Register) -> None:
+    class Plugin:
+        @hookimpl
+        def register_env_sources(self, register: Any) -> None:
+            register("toy-source", _Source())
+
+        @hookimpl
+        def register_benchmark_converters(self, register: Any) -> None:
+            register("toy", _Converter())
+
+        @hookimpl
+        def register_judges(self, register: Any) -> None:
+            register("always", _Judge)
+
+    register_plugin(Plugin(), name="toy-plugin")
+    assert isinstance(get_env_sources()["toy-source"], EnvSource)
+    assert isinstance(get_benchmark_converter("toy"), BenchmarkConverter)
+    assert "toy" in list_benchmark_converters()
+    judge = get_judge("always")
+    assert isinstance(judge, Judge) and judge.name == "always"
+
+
+@pytest.mark.parametrize(
+    ("hook", "thing", "kind", "says"),
+    [
+        ("register_env_sources", object(), ENV_SOURCES, "missing: list_ids, path"),
+        ("register_benchmark_converters", _Source(), BENCHMARK_CONVERTERS, "missing: convert"),
+        ("register_judges", "code", JUDGES, "expected a judge factory"),
+        ("register_verifier_signatures", _Judge(), VERIFIER_SIGNATURES, "VerifierSignature"),
+    ],
+)
+def test_a_wrong_object_fails_at_registration_naming_the_plugin(
+    register_plugin: Register, hook: str, thing: object, kind: Any, says: str
+) -> None:
+    def hook_fn(register: Any) -> None:
+        register("bad", thing)
+
+    plugin = type("Plugin", (), {hook: staticmethod(hookimpl(hook_fn))})()
+    register_plugin(plugin, name="clumsy-plugin")
+    with pytest.raises(PluginRegistrationError) as info:
+        collect(kind)
+    message = str(info.value)
+    assert "'clumsy-plugin'" in message and "'bad'" in message and says in message
+    assert info.value.plugin == "clumsy-plugin"
+
+
+def test_a_duplicate_name_names_both_plugins(register_plugin: Register) -> None:
+    class Plugin:
+        @hookimpl
+        def register_judges(self, register: Any) -> None:
+            register("code", _Judge)
+
+    register_plugin(Plugin(), name="copycat")
+    with pytest.raises(DuplicateNameError, match="'verify' and 'copycat'|'copycat' and 'verify'"):
+        collect(JUDGES)
+
+
+def test_an_exception_in_a_hook_is_annotated_with_the_plugin(register_plugin: Register) -> None:
+    class Plugin:
+        @hookimpl
+        def register_env_sources(self, register: Any) -> None:
+            raise RuntimeError("boom")
+
+    register_plugin(Plugin(), name="exploding")
+    with pytest.raises(RuntimeError, match="boom") as info:
+        get_env_sources()
+    assert any("'exploding'" in note for note in info.value.__notes__)
+
+
+def test_a_factory_that_builds_no_judge_is_reported(register_plugin: Register) -> None:
+    class Plugin:
+        @hookimpl
+        def register_judges(self, register: Any) -> None:
+            register("broken", lambda **_: object())
+
+    register_plugin(Plugin(), name="half-done")
+    with pytest.raises(
+        PluginRegistrationError, match="'half-done'.*not an awm_core.contracts.Judge"
+    ):
+        get_judge("broken")
+    with pytest.raises(UnknownNameError, match="unknown judge 'nope'"):
+        get_judge("nope")
+
+
+def test_the_old_register_verifiers_hook_still_works_with_a_warning(
+    register_plugin: Register,
+) -> None:
+    builtin = get_verifier_signatures()[0]
+
+    class Old:
+        @hookimpl
+        def register_verifiers(self, register: Any) -> None:
+            register("old-style", _Renamed(builtin))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        register_plugin(Old(), name="old-plugin")
+    assert any("register_verifier_signatures" in str(w.message) for w in caught)
+    assert "old-style" in {s.name for s in get_verifier_signatures()}
+
+
+class _Renamed:
+    """A verifier signature that behaves like another under a new name."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.call_style = inner.call_style
+        self.passes_final_answer = inner.passes_final_answer
+        self.priority = 1000
+
+    @property
+    def name(self) -> str:
+        return "old-style"
+
+    def matches(self, function_name: str, params: list[str]) -> bool:
+        return False
+
+    def interpret(self, raw: Any) -> tuple[bool | None, dict[str, Any]]:
+        return self._inner.interpret(raw)  # type: ignore[no-any-return]
+
+
+def test_one_argument_checker_reaches_the_agent() -> None:
+    """The episode loop and the environment runtime give the same, detailed message."""
+    schema = {
+        "type": "object",
+        "properties": {"product_id": {"type": "integer"}, "quantity": {"type": "integer"}},
+        "required": ["product_id"],
+        "additionalProperties": False,
+    }
+    from awm_core.models import ToolCall
+
+    call = ToolCall(id="c1", name="add_to_cart", arguments={"product_id": "three"})
+    failure = validate_call(call, {"add_to_cart": schema})
+    assert failure is not None
+    message = failure[1]
+    assert message == check_arguments("add_to_cart", schema, {"product_id": "three"})
+    assert "argument 'product_id' should be of type integer" in message
+    assert message.endswith("Expected add_to_cart(product_id: integer, quantity?: integer)")

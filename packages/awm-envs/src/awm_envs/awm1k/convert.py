@@ -1,0 +1,198 @@
+"""Convert one scenario of the official AWM-1K release into the files of an awm bundle.
+
+Its known defects are repaired on the way (:mod:`awm_envs.awm1k.repair`):
+
+* backslash-escaped quotes in INSERT statements (``\\'`` is not SQL);
+* ``datetime('now', ...)`` and ``CURRENT_TIMESTAMP`` frozen to a fixed reference time;
+* tool code built around a module-level ``create_engine(...)``, ``SessionLocal()``
+  inside each endpoint and ``uvicorn.run`` at the bottom (see :mod:`awm_envs.awm1k.compat`);
+* both verifier modes (``verify_task`` evidence, ``verify_task_completion`` decisions).
+
+A scenario that cannot become a bundle raises :class:`ImportFailure` naming the
+part that failed. Reading the release is :mod:`awm_envs.awm1k.read`, importing
+a whole release :mod:`awm_envs.awm1k.importer`, exporting :mod:`awm_envs.awm1k.export`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from datetime import datetime
+
+from awm_core.models import Complexity, CreatedWith, EnvironmentManifest, Task
+from awm_envs import __version__
+from awm_envs.awm1k.read import ImportProblem, OfficialScenario
+from awm_envs.awm1k.repair import fix_escaped_quotes, rewrite_app
+from awm_envs.bundle.sqlscript import split_statements
+from awm_envs.bundle.timefreeze import freeze_now
+
+DEFAULT_REFERENCE_TIME = datetime(2025, 6, 1, 12, 0, 0)
+MAX_FAILED_INSERT_RATIO = 0.10  # the paper tolerates up to 10% failing inserts
+
+
+class ImportFailure(Exception):
+    """One scenario cannot become a bundle; ``stage`` says which part failed."""
+
+    def __init__(self, stage: str, message: str) -> None:
+        super().__init__(message)
+        self.stage = stage
+        self.message = message
+
+
+def _schema_sql(sc: OfficialScenario, reference: datetime) -> str:
+    tables = (sc.db_schema or {}).get("tables")
+    if not tables:
+        raise ImportFailure("db", "no tables in gen_db.jsonl")
+    parts = []
+    for table in tables:
+        ddl = str(table.get("ddl", "")).strip().rstrip(";")
+        if not ddl:
+            raise ImportFailure("db", f"table {table.get('name')!r} has no DDL")
+        parts.append(freeze_now(ddl, reference).sql + ";")
+        for index in table.get("indexes") or []:
+            parts.append(str(index).strip().rstrip(";") + ";")
+    return "\n\n".join(parts) + "\n"
+
+
+def _seed_sql(
+    sc: OfficialScenario, schema_sql: str, reference: datetime
+) -> tuple[str, list[ImportProblem]]:
+    """Repair the inserts and keep those that execute; fail past the 10% tolerance."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("PRAGMA foreign_keys = ON")
+    for stmt in split_statements(schema_sql):
+        try:
+            conn.execute(stmt.sql)
+        except sqlite3.Error as exc:
+            raise ImportFailure("db", f"DDL statement {stmt.index} fails: {exc}") from None
+    kept: list[str] = []
+    notes: list[ImportProblem] = []
+    total = 0
+    for table in (sc.sample or {}).get("tables", []):
+        for raw in table.get("insert_statements") or []:
+            total += 1
+            sql = freeze_now(fix_escaped_quotes(str(raw).strip().rstrip(";")), reference).sql + ";"
+            try:
+                conn.execute(sql)
+            except sqlite3.Error as exc:
+                notes.append(
+                    ImportProblem(
+                        sc.name,
+                        "sample",
+                        f"dropped insert into {table.get('table_name')}: {exc}",
+                        False,
+                    )
+                )
+                continue
+            kept.append(sql)
+    conn.close()
+    if total == 0:
+        raise ImportFailure("sample", "no insert statements in gen_sample.jsonl")
+    if (total - len(kept)) / total > MAX_FAILED_INSERT_RATIO:
+        raise ImportFailure(
+            "sample",
+            f"{total - len(kept)} of {total} inserts fail (more than {MAX_FAILED_INSERT_RATIO:.0%})",
+        )
+    return "\n".join(kept) + "\n", notes
+
+
+def _verifiers_py(sc: OfficialScenario, task_count: int) -> tuple[str, dict[int, str]]:
+    lines = [
+        '"""Verifiers imported from the official AWM release, adapted to the native signature."""',
+        "",
+        "from awm_envs.awm1k.compat import run_official_verifier",
+        "",
+    ]
+    names: dict[int, str] = {}
+    for idx in sorted(sc.verifiers):
+        if idx >= task_count:
+            continue
+        mode, code = sc.verifiers[idx]
+        name = f"verify_task_{idx}"
+        names[idx] = name
+        lines += [
+            f"_SOURCE_{idx} = {code!r}",
+            "",
+            "",
+            f"def {name}(initial, final, final_answer=None):",
+            f"    return run_official_verifier(_SOURCE_{idx}, {mode!r}, initial, final, final_answer)",
+            "",
+        ]
+    return "\n".join(lines) + "\n", names
+
+
+def _awm_tasks(sc: OfficialScenario, verifier_names: dict[int, str]) -> list[Task]:
+    """Tasks written by :func:`~awm_envs.awm1k.export.export_awm`: full fidelity."""
+    tasks = [Task.model_validate(raw) for raw in sc.awm_tasks or []]
+    by_index = {i: t for i, t in enumerate(tasks)}
+    for idx, name in verifier_names.items():
+        by_index[idx].verifier = name
+    return tasks
+
+
+def _release_tasks(
+    sc: OfficialScenario, verifier_names: dict[int, str], notes: list[ImportProblem]
+) -> list[Task]:
+    """Tasks from the release's instructions; empty ones skipped, missing verifiers noted."""
+    tasks: list[Task] = []
+    for idx, text in enumerate(sc.tasks):
+        if not text.strip():
+            notes.append(ImportProblem(sc.name, "tasks", f"task {idx} is empty; skipped", False))
+            continue
+        if idx not in verifier_names:
+            notes.append(
+                ImportProblem(sc.name, "verifier", f"task {idx} has no usable verifier", False)
+            )
+        tasks.append(
+            Task(
+                id=f"task_{idx}",
+                instruction=text.strip(),
+                # the release does not label complexity; the bucket is a placeholder
+                complexity=Complexity.MEDIUM,
+                verifier=verifier_names.get(idx),
+                tags=["awm1k", "complexity-unlabelled"],
+            )
+        )
+    return tasks
+
+
+def _manifest(sc: OfficialScenario, reference: datetime) -> EnvironmentManifest:
+    category = re.sub(r"_\d+$", "", sc.name) or sc.name
+    return EnvironmentManifest(
+        id=sc.name,
+        name=sc.name.replace("_", " ").title(),
+        description=sc.description or sc.name,
+        category=category,
+        created_with=CreatedWith(tool="awm-import", version=__version__),
+        reference_time=reference,
+    )
+
+
+def convert(
+    sc: OfficialScenario, reference: datetime
+) -> tuple[dict[str, str], list[ImportProblem]]:
+    """The bundle files for one scenario, and notes about what was repaired or skipped."""
+    if not sc.full_code:
+        raise ImportFailure("envs", "no tool code (full_code) in gen_envs.jsonl")
+    if not sc.tasks and not sc.awm_tasks:
+        raise ImportFailure("tasks", "no tasks in gen_tasks.jsonl")
+    schema_sql = _schema_sql(sc, reference)
+    seed_sql, notes = _seed_sql(sc, schema_sql, reference)
+    verifiers_py, verifier_names = _verifiers_py(sc, len(sc.awm_tasks or sc.tasks))
+    if sc.awm_tasks is not None:
+        tasks = _awm_tasks(sc, verifier_names)
+    else:
+        tasks = _release_tasks(sc, verifier_names, notes)
+    files = {
+        "manifest.json": _manifest(sc, reference).model_dump_json(indent=2) + "\n",
+        "schema.sql": schema_sql,
+        "seed.sql": seed_sql,
+        "app.py": rewrite_app(sc.full_code),
+        "tasks.json": json.dumps(
+            [t.model_dump(mode="json", exclude_defaults=True) for t in tasks], indent=2
+        )
+        + "\n",
+        "verifiers.py": verifiers_py,
+    }
+    return files, notes

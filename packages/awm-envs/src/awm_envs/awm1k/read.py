@@ -1,0 +1,152 @@
+"""Read the official AWM-1K release: JSONL files joined on the scenario name.
+
+The release's files (``gen_scenario.jsonl``, ``gen_tasks.jsonl``, ...) name a
+scenario (``name`` in ``gen_scenario.jsonl``, ``scenario`` elsewhere) in
+differing line orders, with duplicate verifier rows; :func:`read_release`
+joins them into one :class:`OfficialScenario` each.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from awm_core.astparse import parse as parse_source
+
+FILES = {
+    "scenario": "gen_scenario.jsonl",
+    "tasks": "gen_tasks.jsonl",
+    "db": "gen_db.jsonl",
+    "sample": "gen_sample.jsonl",
+    "spec": "gen_spec.jsonl",
+    "envs": "gen_envs.jsonl",
+    "verifier_sql": "gen_verifier.jsonl",
+    "verifier_code": "gen_verifier.pure_code.jsonl",
+}
+
+
+def normalize_scenario_name(name: str) -> str:
+    """The release's own join key: lower case, non-alphanumerics to single underscores."""
+    s = re.sub(r"[^a-z0-9_]", "_", name.lower())
+    return re.sub(r"_+", "_", s).strip("_")
+
+
+@dataclass
+class ImportProblem:
+    """Why one scenario (or one task of it) was skipped or repaired."""
+
+    scenario: str
+    stage: str
+    message: str
+    fatal: bool = True
+
+
+@dataclass
+class OfficialScenario:
+    """Everything the release says about one scenario, joined from all files."""
+
+    name: str
+    description: str = ""
+    tasks: list[str] = field(default_factory=list)
+    awm_tasks: list[dict[str, Any]] | None = None  # present in files written by export_awm
+    db_schema: dict[str, Any] | None = None
+    sample: dict[str, Any] | None = None
+    spec: dict[str, Any] | None = None
+    full_code: str | None = None
+    verifiers: dict[int, tuple[str, str]] = field(default_factory=dict)  # idx -> (mode, code)
+
+
+def _read_jsonl(path: Path, problems: list[ImportProblem]) -> Iterable[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    rows = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(
+                ImportProblem("*", path.name, f"line {lineno}: invalid JSON ({exc.msg})", False)
+            )
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
+def _defines(code: str, function: str) -> bool:
+    try:
+        tree = parse_source(code)
+    except SyntaxError:
+        return False
+    return any(isinstance(n, ast.FunctionDef) and n.name == function for n in tree.body)
+
+
+def read_release(folder: Path) -> tuple[dict[str, OfficialScenario], list[ImportProblem]]:
+    """Join the release's JSONL files on the normalised scenario name."""
+    problems: list[ImportProblem] = []
+    if not (folder / FILES["scenario"]).is_file():
+        raise FileNotFoundError(f"{folder} has no {FILES['scenario']}: not an AWM release folder")
+    scenarios: dict[str, OfficialScenario] = {}
+    for row in _read_jsonl(folder / FILES["scenario"], problems):
+        name = normalize_scenario_name(str(row.get("name", "")))
+        if name:
+            scenarios[name] = OfficialScenario(
+                name=name, description=str(row.get("description", ""))
+            )
+
+    def rows(kind: str) -> Iterable[tuple[OfficialScenario, dict[str, Any]]]:
+        for row in _read_jsonl(folder / FILES[kind], problems):
+            name = normalize_scenario_name(str(row.get("scenario", "")))
+            if name not in scenarios:
+                problems.append(
+                    ImportProblem(
+                        name or "?",
+                        FILES[kind],
+                        "row names no scenario of gen_scenario.jsonl",
+                        False,
+                    )
+                )
+                continue
+            yield scenarios[name], row
+
+    for sc, row in rows("tasks"):
+        sc.tasks = [str(t) for t in row.get("tasks", [])]
+        if isinstance(row.get("awm_tasks"), list):
+            sc.awm_tasks = row["awm_tasks"]
+    for sc, row in rows("db"):
+        sc.db_schema = row.get("db_schema")
+    for sc, row in rows("sample"):
+        sc.sample = row.get("sample_data")
+    for sc, row in rows("spec"):
+        sc.spec = row.get("api_spec")
+    for sc, row in rows("envs"):
+        sc.full_code = row.get("full_code")
+    # Code-mode verifiers decide on their own, so they win over sql-mode evidence
+    # extractors; among duplicate rows the first that defines its function wins.
+    for kind, mode, function in (
+        ("verifier_code", "code", "verify_task_completion"),
+        ("verifier_sql", "sql", "verify_task"),
+    ):
+        for sc, row in rows(kind):
+            try:
+                idx = int(row["task_idx"])
+            except (KeyError, TypeError, ValueError):
+                problems.append(
+                    ImportProblem(
+                        sc.name, FILES[kind], "verifier row without an integer task_idx", False
+                    )
+                )
+                continue
+            code = (row.get("verification") or {}).get("code", "")
+            if idx in sc.verifiers:
+                continue
+            if _defines(code, function):
+                sc.verifiers[idx] = (mode, code)
+    return scenarios, problems

@@ -1,0 +1,349 @@
+"""Sandbox workers as Ray actors, so one :class:`~awm_envs.pool.envpool.EnvPool` can span a cluster.
+
+``EnvPool(env, size=N, backend="ray")`` places the same worker code as the
+process backend (:class:`~awm_envs.pool.worker_main.WorkerState`) in Ray actors,
+spread over the cluster's nodes. The instance API, per-call deadlines and
+failure semantics are those of :mod:`awm_envs.pool.remote`: a call that misses
+its deadline, or an actor that dies (node lost, out-of-memory kill, a
+crash), fails that call with an ``environment_error`` result; the actor is
+killed and replaced in its slot, and the instances that lived on it are
+recreated from the template on their next call, each told exactly once.
+
+Bundles are shipped, not assumed: the bundle folder is read once on the
+driver, put in Ray's object store, and written to a node-local temporary
+folder by each actor that needs it, so other nodes need ``awm-envs``
+installed but not the bundle files.
+
+What differs from the process backend: no address-space limit inside the
+actor (``RLIMIT_AS`` would also cap Ray's own runtime in that process); Ray's
+memory monitor and the actor's ``memory`` option take that role.
+
+Requires the ``ray`` extra: ``pip install 'awm-envs[ray]'``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from awm_core.errors import AWMError
+from awm_core.models import ToolSpec
+from awm_envs.bundle.sources import resolve_env
+from awm_envs.errors import PoolClosedError
+from awm_envs.pool.host import (
+    InstanceHost,
+    RemoteInstance,
+    WorkerDied,
+    WorkerRequestError,
+    _Failure,
+)
+from awm_envs.pool.shipping import bundle_digest, bundle_files
+from awm_envs.pool.worker_main import WorkerState, answer
+from awm_envs.pool.workers import DEFAULT_CALL_TIMEOUT_S, SETUP_TIMEOUT_S
+
+DEFAULT_ACTOR_OPTIONS: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD"}
+
+
+class RayUnavailableError(AWMError, ImportError):
+    """``backend="ray"`` was asked for but Ray is not installed."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the Ray backend needs Ray: pip install 'awm-envs[ray]' "
+            "(or use backend='process' for workers on this machine)"
+        )
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailableError() from None
+    return ray
+
+
+_digest = bundle_digest  # the content key of a shipped bundle (same as the process backend's)
+
+
+class SandboxActor:
+    """The body of one Ray actor: a :class:`WorkerState` and the bundles written to this node.
+
+    Ray runs one method at a time on an actor (the default), which is the
+    same one-request-at-a-time contract as a worker process.
+    """
+
+    def __init__(self) -> None:
+        self.state = WorkerState()
+        self.local: dict[str, str] = {}
+        self.root = Path(tempfile.mkdtemp(prefix="awm-ray-bundles-"))
+
+    def where(self) -> tuple[int, str]:
+        """This actor's pid and Ray node id."""
+        return os.getpid(), _ray().get_runtime_context().get_node_id()
+
+    def materialize(self, key: str, files: dict[str, bytes]) -> str:
+        """Write a shipped bundle under this actor's folder once; return its local path."""
+        local = self.local.get(key)
+        if local is None:
+            folder = self.root / key
+            for name, data in files.items():
+                target = folder / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            local = self.local[key] = str(folder)
+        return local
+
+    def handle(self, op: str, args: tuple[Any, ...]) -> tuple[bool, Any]:
+        """One request; ``create``/``load`` name a bundle by its key (see :meth:`materialize`)."""
+        if op in ("create", "load"):
+            local = self.local.get(args[0])
+            if local is None:
+                return (False, f"bundle {args[0]} was not shipped to this actor")
+            args = (local, *args[1:])
+        return answer(self.state, op, args)
+
+
+@dataclass
+class RayWorkerHandle:
+    """The driver's end of one actor (same fields as :class:`~awm_envs.pool.workers.WorkerHandle`)."""
+
+    index: int
+    actor: Any
+    pid: int | None = None
+    node_id: str | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    instances: set[str] = field(default_factory=set)
+    shipped: set[str] = field(default_factory=set)
+    placing: int = 0  # creates picked for this actor and not answered yet (balances a burst)
+    alive: bool = True
+    failure: _Failure | None = None  # why it was lost, told once to each of its instances
+    death: str = "was lost"  # how it ended, in words
+
+    @property
+    def exitcode(self) -> int | None:
+        """Not known: an actor's process belongs to Ray (see ``death`` for how it ended)."""
+        return None
+
+
+class RayWorkerPool(InstanceHost):
+    """``workers`` Ray actors hosting instances; same async API as :class:`~awm_envs.pool.remote.WorkerPool`.
+
+    Connects to the running Ray instance (``ray.init()`` first to choose a
+    cluster; otherwise a local one is started). ``actor_options`` go to
+    ``ray.remote`` (default: one CPU each, spread over nodes).
+    """
+
+    def __init__(
+        self,
+        workers: int = 2,
+        *,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT_S,
+        actor_options: dict[str, Any] | None = None,
+    ) -> None:
+        if workers < 1:
+            raise ValueError("a Ray worker pool needs at least one actor")
+        ray = _ray()
+        self.size = workers
+        self.call_timeout = call_timeout
+        self.setup_timeout = SETUP_TIMEOUT_S
+        self.actor_options = {**DEFAULT_ACTOR_OPTIONS, **(actor_options or {})}
+        self.workers: list[RayWorkerHandle] = []
+        self.replaced = 0
+        self._ray = ray
+        self._actor_class = ray.remote(SandboxActor)
+        self._closed = False
+        self._tools: dict[str, list[ToolSpec]] = {}
+        self._instances: dict[str, RemoteInstance] = {}
+        self._bundles: dict[str, tuple[str, Any]] = {}  # driver path -> (key, object ref)
+        self._locating: set[asyncio.Task[None]] = set()
+
+    # -- lifecycle ---------------------------------------------------------------------
+    async def start(self) -> RayWorkerPool:
+        """Start every actor and wait until each says where it runs."""
+        if not self._ray.is_initialized():
+            self._ray.init()
+        self.workers = [self._spawn(i) for i in range(self.size)]
+        await asyncio.gather(*(self._locate(w) for w in self.workers))
+        return self
+
+    async def __aenter__(self) -> RayWorkerPool:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Kill every actor; instances become unusable."""
+        if self._closed:
+            return
+        self._closed = True
+        for task in list(self._locating):
+            task.cancel()
+        for w in self.workers:
+            self._kill(w)
+
+    def _spawn(self, index: int) -> RayWorkerHandle:
+        actor = self._actor_class.options(
+            name=f"awm-worker-{secrets.token_hex(4)}-{index}", **self.actor_options
+        ).remote()
+        return RayWorkerHandle(index=index, actor=actor)
+
+    async def _locate(self, w: RayWorkerHandle) -> None:
+        try:
+            w.pid, w.node_id = await asyncio.wait_for(
+                _as_future(w.actor.where.remote()), SETUP_TIMEOUT_S
+            )
+        except (TimeoutError, self._ray.exceptions.RayError) as exc:
+            self._kill(w)
+            raise WorkerDied(
+                f"Ray actor {w.index} did not start: {exc}. Check that the cluster has "
+                f"resources for {self.actor_options} and that awm-envs is installed on every node."
+            ) from exc
+
+    def _kill(self, w: RayWorkerHandle) -> None:
+        if not w.alive:
+            return
+        w.alive = False
+        with contextlib.suppress(Exception):
+            self._ray.kill(w.actor, no_restart=True)
+
+    def _replace(self, w: RayWorkerHandle) -> None:
+        """Swap a dead actor for a fresh one in the same slot (calls queue until it is up)."""
+        if self._closed or self.workers[w.index] is not w:
+            return
+        fresh = self._spawn(w.index)
+        self.workers[w.index] = fresh
+        self.replaced += 1
+        task = asyncio.ensure_future(self._locate_quietly(fresh))
+        self._locating.add(task)
+        task.add_done_callback(self._locating.discard)
+
+    async def _locate_quietly(self, w: RayWorkerHandle) -> None:
+        with contextlib.suppress(WorkerDied):
+            await self._locate(w)
+
+    # -- the host protocol RemoteInstance uses --------------------------------------------
+    async def _request(
+        self,
+        w: RayWorkerHandle,
+        op: str,
+        args: tuple[Any, ...],
+        timeout: float,
+        *,
+        who: str | None = None,
+    ) -> Any:
+        """One request/answer with a deadline; a missed deadline kills the actor."""
+        return await self._request_locked(w, op, args, timeout)
+
+    async def _request_locked(
+        self, w: RayWorkerHandle, op: str, args: tuple[Any, ...], timeout: float
+    ) -> Any:
+        async with w.lock:  # one call in flight per actor, so the deadline is the call's own
+            if not w.alive:
+                raise WorkerDied(f"Ray actor {w.index} is gone")
+            try:
+                if op in ("create", "load"):
+                    args = (await self._ship(w, args[0]), *args[1:])
+                ok, value = await asyncio.wait_for(
+                    _as_future(w.actor.handle.remote(op, args)), timeout
+                )
+            except TimeoutError:
+                w.death = f"did not answer {op} within {timeout:g} s and was killed"
+                self._kill(w)
+                raise TimeoutError(op) from None
+            except self._ray.exceptions.RayError as exc:  # actor died, node lost, OOM-killed
+                w.death = f"was lost to Ray ({type(exc).__name__})"
+                self._kill(w)
+                raise WorkerDied(f"Ray actor {w.index} died: {type(exc).__name__}") from exc
+        if not ok:
+            raise WorkerRequestError(value)
+        return value
+
+    async def _ship(self, w: RayWorkerHandle, path: str) -> str:
+        """Make sure the actor has the bundle at ``path``; return its key."""
+        if path not in self._bundles:
+            files = bundle_files(Path(path))
+            self._bundles[path] = (_digest(files), self._ray.put(files))
+        key, ref = self._bundles[path]
+        if key not in w.shipped:
+            await asyncio.wait_for(
+                _as_future(w.actor.materialize.remote(key, ref)), SETUP_TIMEOUT_S
+            )
+            w.shipped.add(key)
+        return key
+
+    async def _pick(self) -> RayWorkerHandle:
+        live = [w for w in self.workers if w.alive]
+        if not live:
+            raise WorkerDied("no live Ray actor")
+        w = min(live, key=lambda w: len(w.instances) + w.placing)
+        w.placing += 1  # _pick is always followed by a "create" on w, which gives it back
+        return w
+
+    def _down(self, w: RayWorkerHandle) -> None:
+        self._kill(w)
+
+    def _after_failure(self, w: RayWorkerHandle) -> None:
+        self._replace(w)
+
+    async def _death_reason(self, w: RayWorkerHandle) -> str:
+        return w.death
+
+    # -- instances ---------------------------------------------------------------------
+    async def create(self, env: str | Path, instance_id: str | None = None) -> RemoteInstance:
+        """A new instance of ``env`` (id or bundle path) on the least-loaded actor."""
+        if self._closed:
+            raise PoolClosedError("the Ray worker pool is closed")
+        path = str(resolve_env(env).resolve())
+        inst = RemoteInstance(self, path, instance_id or secrets.token_hex(6))
+        await inst._place()
+        return inst
+
+    def tools_of(self, path: str) -> list[ToolSpec]:
+        return self._tools.get(path, [])
+
+    def stats(self) -> dict[str, Any]:
+        """Actor pids, nodes, instance counts and how many actors were replaced."""
+        return {
+            "workers": [
+                {
+                    "index": w.index,
+                    "pid": w.pid,
+                    "node_id": w.node_id,
+                    "alive": w.alive,
+                    "instances": len(w.instances),
+                }
+                for w in self.workers
+            ],
+            "replaced": self.replaced,
+        }
+
+
+def _as_future(ref: Any) -> asyncio.Future[Any]:
+    """An ObjectRef as an asyncio future of this loop (``wait_for`` can then cancel it)."""
+    return asyncio.wrap_future(ref.future())
+
+
+def default_actor_count(size: int) -> int:
+    """Actors for a pool of ``size`` instances when none are asked for: one per cluster CPU, at most ``size``."""
+    ray = _ray()
+    if not ray.is_initialized():
+        ray.init()
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    return max(1, min(size, cpus))
+
+
+__all__ = [
+    "RayUnavailableError",
+    "RayWorkerHandle",
+    "RayWorkerPool",
+    "SandboxActor",
+    "bundle_files",
+    "default_actor_count",
+]

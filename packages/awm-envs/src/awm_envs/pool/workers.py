@@ -1,0 +1,162 @@
+"""One sandbox worker process as the host sees it: how it is started, its handle, its messages."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from typing import Any
+
+from awm_envs.pool.host import WorkerRequestError, _Failure
+from awm_envs.sandbox import wire
+from awm_envs.sandbox.limits import GIB
+from awm_envs.sandbox.process import SandboxProcess
+
+DEFAULT_CALL_TIMEOUT_S = 10.0
+DEFAULT_MEMORY_LIMIT = 2 * GIB  # address space a worker may add above its start-up size
+SETUP_TIMEOUT_S = 120.0  # shipping a bundle, creating an instance, a snapshot
+START_TIMEOUT_S = 120.0  # a worker's interpreter start and imports (seconds on a busy machine)
+IMPORT_TIMEOUT_ENV = "AWM_IMPORT_TIMEOUT_S"
+DEFAULT_IMPORT_TIMEOUT_S = 60.0
+WORKER_ENTRY = "awm_envs.pool.worker_main:serve"
+PRELOAD = (
+    "awm_envs.pool.worker_main",
+)  # FastAPI, SQLAlchemy, pydantic: imported before the memory limit
+# RLIMIT_NPROC counts every process and thread of the user on the host (where it applies at
+# all: not for root); the PID namespace is what bounds a tool's children.
+WORKER_PROCESSES = 2048
+
+
+def import_timeout_default() -> float:
+    """The limit on importing a bundle's app.py in a worker (``AWM_IMPORT_TIMEOUT_S``, default 60)."""
+    try:
+        return float(os.environ.get(IMPORT_TIMEOUT_ENV, "") or DEFAULT_IMPORT_TIMEOUT_S)
+    except ValueError:
+        return DEFAULT_IMPORT_TIMEOUT_S
+
+
+class _ProcessView:
+    """The ``multiprocessing.Process``-like view of a worker older callers use (pid, exitcode, kill)."""
+
+    def __init__(self, proc: SandboxProcess) -> None:
+        self._proc = proc
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    @property
+    def exitcode(self) -> int | None:
+        return _exitcode(self._proc)
+
+    def is_alive(self) -> bool:
+        return self._proc.proc.poll() is None
+
+    def kill(self) -> None:
+        _kill_group(self._proc)
+
+    def join(self, timeout: float | None = None) -> None:
+        with contextlib.suppress(Exception):
+            self._proc.proc.wait(timeout=timeout)
+
+
+def _exitcode(proc: SandboxProcess) -> int | None:
+    """Like ``multiprocessing``: None while running, negative for a signal (bubblewrap reports it as 128 + N)."""
+    code = proc.proc.poll()
+    if code is not None and proc.isolation.isolated and 128 < code <= 128 + 64:
+        return -(code - 128)
+    return code
+
+
+def _kill_group(proc: SandboxProcess) -> None:
+    """SIGKILL the sandbox (its whole PID namespace under bubblewrap) without waiting."""
+    if proc.proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError):
+            proc.proc.kill()
+
+
+class WorkerHandle:
+    """The host's end of one sandbox worker."""
+
+    def __init__(self, index: int, proc: SandboxProcess, root: str | None) -> None:
+        loop = asyncio.get_running_loop()
+        self.index = index  # its slot in the pool; -1 for the warm spare
+        self.proc = proc
+        self.root = root  # a host folder to remove when it ends (no bubblewrap only)
+        self.reader = wire.FrameReader()
+        self.lock = asyncio.Lock()
+        self.inflight: asyncio.Future[wire.Message] | None = None
+        self.orphan: wire.Message | None = None  # a reply whose caller stopped waiting
+        self.current: tuple[str, str | None] = ("", None)  # the request in flight: op, instance
+        self.instances: set[str] = set()
+        self.alive = True
+        self.ready: asyncio.Future[None] = loop.create_future()
+        self.ready.add_done_callback(_retrieve)
+        self.spawned = time.monotonic()
+        self.start_s: float | None = None
+        self.shipped: set[str] = set()
+        self.loaded: set[str] = set()
+        self.placing = 0
+        self.failure: _Failure | None = None
+        self.stopped: str | None = None  # why the host stopped it, when it did
+        self.exit_task: asyncio.Task[str] | None = None
+        self.start_timer: asyncio.TimerHandle | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid
+
+    @property
+    def process(self) -> _ProcessView:
+        return _ProcessView(self.proc)
+
+    @property
+    def exitcode(self) -> int | None:
+        """The worker process's exit code; None while it runs (see :func:`_exitcode`)."""
+        return _exitcode(self.proc)
+
+    @property
+    def is_ready(self) -> bool:
+        return self.ready.done() and not self.ready.cancelled() and self.ready.exception() is None
+
+    def __repr__(self) -> str:
+        return f"WorkerHandle({self.index}, pid={self.pid}, alive={self.alive}, instances={len(self.instances)})"
+
+
+def _retrieve(fut: asyncio.Future[Any]) -> None:
+    if not fut.cancelled():
+        fut.exception()  # nobody may be waiting: do not log "exception was never retrieved"
+
+
+def _expire(fut: asyncio.Future[Any]) -> None:
+    if not fut.done():
+        fut.set_exception(TimeoutError())
+
+
+def _encode_request(op: str, args: tuple[Any, ...]) -> wire.Message:
+    blobs: list[bytes] = []
+    out: list[Any] = []
+    for a in args:
+        if isinstance(a, bytes | bytearray | memoryview):
+            out.append({"~blob": len(blobs)})
+            blobs.append(bytes(a))
+        else:
+            out.append(a)
+    return {"op": op, "args": out}, blobs
+
+
+def _decode_reply(message: wire.Message) -> Any:
+    header, blobs = message
+    if not header.get("ok"):
+        raise WorkerRequestError(str(header.get("error", "the worker refused the request")))
+    if header.get("blob"):
+        if len(blobs) != 1:
+            raise WorkerRequestError("the worker sent a malformed reply")
+        return (header["value"], blobs[0]) if "value" in header else blobs[0]
+    return header.get("value")

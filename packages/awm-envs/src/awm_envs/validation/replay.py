@@ -1,0 +1,115 @@
+"""Replay tool calls on fresh instances of an environment, snapshotting the database around them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol
+
+from awm_core.models import Task, ToolCallStep, ToolResult
+
+
+class _Instance(Protocol):
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult: ...
+    def snapshot(self) -> bytes: ...
+    def close(self) -> None: ...
+
+
+class _RuntimeInstance:
+    """Adapts the runtime's :class:`~awm_envs.runtime.instance.Instance` to the sync calls used here."""
+
+    def __init__(self, inst: Any) -> None:
+        self._inst = inst
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        result: ToolResult = self._inst.call_tool_sync(name, arguments)
+        return result
+
+    def snapshot(self) -> bytes:
+        data: bytes = self._inst.snapshot()
+        return data
+
+    def close(self) -> None:
+        self._inst.close()
+
+
+class _RuntimeEnvironment:
+    """An environment loaded by the awm-envs runtime, exactly as agents and trainers see it."""
+
+    def __init__(self, env: Any) -> None:
+        self._env = env
+        self.tasks: list[Task] = list(env.tasks)
+        self.write_tools = {t.name for t in env.tools if (t.method or "GET").upper() != "GET"}
+        self.module: ModuleType | None = getattr(getattr(env, "bundle", None), "module", None)
+
+    def instance(self) -> _Instance:
+        return _RuntimeInstance(self._env.instance())
+
+
+def _open_environment(env_dir: Path) -> _RuntimeEnvironment:
+    from awm_envs.pool.preflight import check_bundle
+    from awm_envs.runtime.environment import load_environment
+
+    # app.py is loaded in a throwaway sandbox first (bundles outside the shipped catalog):
+    # an os._exit or a hang at import is a clear problem, not a dead or stuck validator
+    check_bundle(env_dir)
+    return _RuntimeEnvironment(load_environment(env_dir))
+
+
+@dataclass
+class _Replay:
+    initial: bytes
+    final: bytes
+    tool_errors: list[str]
+    # (is_error, error_type, content) per step: compared by the cross-instance leak check
+    results: list[tuple[bool, str | None, Any]] = field(default_factory=list)
+    # the database before step ``middle_step`` (see ``snapshot_before`` of :func:`_replay`)
+    middle: bytes | None = None
+    middle_step: int | None = None
+
+    def prefix(self) -> _Replay:
+        """The replay of the steps before ``middle_step`` alone (same calls, same instance state)."""
+        assert self.middle is not None and self.middle_step is not None
+        results = self.results[: self.middle_step]
+        errors = self.tool_errors[: sum(1 for r in results if r[0])]  # in step order
+        return _Replay(self.initial, self.middle, errors, results)
+
+
+def _replay(
+    env: _RuntimeEnvironment, steps: Sequence[ToolCallStep], snapshot_before: int | None = None
+) -> _Replay:
+    inst = env.instance()
+    try:
+        initial = inst.snapshot()
+        errors: list[str] = []
+        results: list[tuple[bool, str | None, Any]] = []
+        middle: bytes | None = None
+        for i, step in enumerate(steps):
+            if i == snapshot_before:
+                middle = inst.snapshot()
+            result = inst.call_tool(step.tool, dict(step.arguments))
+            results.append((result.is_error, result.error_type, result.content))
+            if result.is_error:
+                content = (
+                    result.content
+                    if isinstance(result.content, str)
+                    else json.dumps(result.content, default=str)
+                )
+                errors.append(
+                    f"step {i} {step.tool}: {result.error_type or 'error'}: {content[:300]}"
+                )
+        return _Replay(initial, inst.snapshot(), errors, results, middle, snapshot_before)
+    finally:
+        inst.close()
+
+
+def _without_last_write(
+    steps: Sequence[ToolCallStep], write_tools: set[str]
+) -> list[ToolCallStep] | None:
+    for i in range(len(steps) - 1, -1, -1):
+        if steps[i].tool in write_tools:
+            return [*steps[:i], *steps[i + 1 :]]
+    return None

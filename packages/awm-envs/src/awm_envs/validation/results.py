@@ -1,0 +1,73 @@
+"""What validating an environment finds: one check per replayed trajectory, per task, per environment."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from awm_core.models import Complexity
+from awm_envs.validation.verifier_runner import VerifierOutcome
+
+# (verifiers module, verifier name, initial image, final image, final answer) -> outcome
+VerifierRunner = Callable[[ModuleType, str, bytes, bytes, "str | None"], VerifierOutcome]
+
+
+class TrajectoryCheck(BaseModel):
+    """One replayed trajectory and what the verifier said about it."""
+
+    kind: str = Field(
+        description="initial | reference | dropped_last_write | wrong_answer | no_action | negative_example"
+    )
+    description: str
+    tool_errors: list[str] = Field(default_factory=list)
+    complete: bool
+    expected_complete: bool
+    verifier_error: str | None = None
+    evidence: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """The verifier gave the expected verdict and did not fail itself."""
+        return self.verifier_error is None and self.complete == self.expected_complete
+
+
+class TaskValidation(BaseModel):
+    """The validation of one task: the three properties and every trajectory behind them."""
+
+    env_id: str
+    task_id: str
+    complexity: Complexity
+    reference_calls: int
+    expects_refusal: bool = False
+    complexity_ok: bool
+    initial_not_complete: bool
+    reference_complete: bool
+    wrong_rejected: bool
+    problems: list[str] = Field(default_factory=list)
+    checks: list[TrajectoryCheck] = Field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return (
+            self.complexity_ok
+            and self.initial_not_complete
+            and self.reference_complete
+            and self.wrong_rejected
+            and not self.problems
+        )
+
+
+class EnvValidation(BaseModel):
+    """The validation of one environment: its tasks, plus problems that stop all of them."""
+
+    env_id: str
+    path: str
+    tasks: list[TaskValidation] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems and bool(self.tasks) and all(t.passed for t in self.tasks)

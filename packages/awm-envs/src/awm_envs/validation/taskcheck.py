@@ -1,0 +1,222 @@
+"""Validate one task: (a) not already complete, (b) solved by its reference, (c) not lenient.
+
+See :mod:`awm_envs.validation.validate` for what each property means; every
+trajectory behind them is replayed on a fresh instance
+(:mod:`awm_envs.validation.replay`) and judged by the task's verifier.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from awm_core.models import Task, complexity_for_calls
+from awm_envs.validation.replay import _Replay, _replay, _RuntimeEnvironment, _without_last_write
+from awm_envs.validation.results import TaskValidation, TrajectoryCheck, VerifierRunner
+from awm_envs.validation.verifier_runner import run_native_verifier
+
+# Wrong final answers tried on answer-judged tasks: none, empty, and a vague claim.
+WRONG_ANSWERS: tuple[str | None, ...] = (None, "", "Done.")
+
+
+def _check(
+    runner: VerifierRunner,
+    module: ModuleType,
+    task: Task,
+    kind: str,
+    description: str,
+    replay: _Replay,
+    final_answer: str | None,
+    expected_complete: bool,
+) -> TrajectoryCheck:
+    outcome = runner(module, task.verifier or "", replay.initial, replay.final, final_answer)
+    return TrajectoryCheck(
+        kind=kind,
+        description=description,
+        tool_errors=replay.tool_errors,
+        complete=outcome.complete,
+        expected_complete=expected_complete,
+        verifier_error=outcome.error,
+        evidence=outcome.evidence,
+    )
+
+
+def validate_task(
+    env_id: str,
+    env: _RuntimeEnvironment,
+    module: ModuleType,
+    task: Task,
+    run_verifier: VerifierRunner = run_native_verifier,
+) -> TaskValidation:
+    """Validate one task against a loaded environment and its verifier module."""
+    return _validate_task(env_id, env, module, task, run_verifier)[0]
+
+
+def _task_problems(task: Task) -> tuple[list[str], bool]:
+    """What is wrong with the task itself, and whether its complexity bucket fits its reference."""
+    steps = task.reference_solution or []
+    problems: list[str] = []
+    if not task.verifier:
+        problems.append("task names no verifier")
+    if task.reference_solution is None:
+        problems.append("task has no reference_solution")
+    expected_bucket = complexity_for_calls(len(steps))
+    complexity_ok = expected_bucket == task.complexity
+    if not complexity_ok:
+        problems.append(
+            f"complexity is {task.complexity.value} but the reference solution has {len(steps)} "
+            f"calls ({expected_bucket.value})"
+        )
+    return problems, complexity_ok
+
+
+def _dropped_last_write(
+    env: _RuntimeEnvironment,
+    module: ModuleType,
+    task: Task,
+    run_verifier: VerifierRunner,
+    second_replay: bool,
+) -> tuple[TrajectoryCheck | None, _Replay | None]:
+    """The reference solution without its last write, judged; and the second full replay, when
+    it was made (the dropped trajectory is its prefix when the last write is the last step)."""
+    steps = task.reference_solution or []
+    dropped = _without_last_write(steps, env.write_tools)
+    if dropped is None:
+        return None, None
+    writes = [s for s in steps if s.tool in env.write_tools]
+    second: _Replay | None = None
+    if second_replay and steps[-1].tool in env.write_tools:
+        second = _replay(env, steps, snapshot_before=len(steps) - 1)
+        dropped_replay = second.prefix()
+    else:
+        dropped_replay = _replay(env, dropped)
+    check = _check(
+        run_verifier,
+        module,
+        task,
+        "dropped_last_write",
+        f"reference solution without its last write ({writes[-1].tool})",
+        dropped_replay,
+        task.reference_answer,
+        False,
+    )
+    return check, second
+
+
+def _wrong_claims(
+    env: _RuntimeEnvironment,
+    module: ModuleType,
+    task: Task,
+    run_verifier: VerifierRunner,
+    untouched: _Replay,
+    ref: _Replay,
+) -> list[TrajectoryCheck]:
+    """Wrong final answers (answer-judged tasks) or "did nothing, claimed success" (write tasks),
+    then the task's hand-written negative examples."""
+    steps = task.reference_solution or []
+    wrong: list[TrajectoryCheck] = []
+    answer_judged = task.expects_refusal or not any(s.tool in env.write_tools for s in steps)
+    if answer_judged:
+        for answer in WRONG_ANSWERS:
+            wrong.append(
+                _check(
+                    run_verifier,
+                    module,
+                    task,
+                    "wrong_answer",
+                    f"reference calls with final answer {answer!r}",
+                    ref,
+                    answer,
+                    False,
+                )
+            )
+    else:
+        wrong.append(
+            _check(
+                run_verifier,
+                module,
+                task,
+                "no_action",
+                "no tool calls, final answer claims success",
+                untouched,
+                task.reference_answer or "Done.",
+                False,
+            )
+        )
+    for i, neg in enumerate(task.negative_examples):
+        wrong.append(
+            _check(
+                run_verifier,
+                module,
+                task,
+                "negative_example",
+                neg.description or f"negative example {i}",
+                _replay(env, neg.solution),
+                neg.final_answer,
+                False,
+            )
+        )
+    return wrong
+
+
+def _validate_task(
+    env_id: str,
+    env: _RuntimeEnvironment,
+    module: ModuleType,
+    task: Task,
+    run_verifier: VerifierRunner,
+    second_replay: bool = False,
+) -> tuple[TaskValidation, _Replay, _Replay | None]:
+    """:func:`validate_task`, also returning the reference replay and, with ``second_replay``,
+    a second replay of the whole reference solution on another fresh instance (for the leak
+    check) when it comes almost free: when the last write is the last step, the dropped-write
+    trajectory is that replay's prefix, snapshotted before its last step."""
+    steps = task.reference_solution or []
+    problems, complexity_ok = _task_problems(task)
+    checks: list[TrajectoryCheck] = []
+
+    # (a) the untouched initial state is not already complete
+    untouched = _replay(env, [])
+    initial = _check(
+        run_verifier, module, task, "initial", "untouched initial database", untouched, None, False
+    )
+    checks.append(initial)
+
+    # (b) the reference solution solves it
+    ref = _replay(env, steps)
+    reference = _check(
+        run_verifier,
+        module,
+        task,
+        "reference",
+        "reference solution",
+        ref,
+        task.reference_answer,
+        True,
+    )
+    checks.append(reference)
+    if ref.tool_errors:
+        problems.append(f"reference solution hit tool errors: {ref.tool_errors}")
+
+    # (c) plausible wrong trajectories are rejected
+    dropped, second = _dropped_last_write(env, module, task, run_verifier, second_replay)
+    wrong = [] if dropped is None else [dropped]
+    wrong += _wrong_claims(env, module, task, run_verifier, untouched, ref)
+    checks.extend(wrong)
+    for c in checks:
+        if c.verifier_error:
+            problems.append(f"{c.kind}: verifier error: {c.verifier_error}")
+
+    validation = TaskValidation(
+        env_id=env_id,
+        task_id=task.id,
+        complexity=task.complexity,
+        reference_calls=len(steps),
+        expects_refusal=task.expects_refusal,
+        complexity_ok=complexity_ok,
+        initial_not_complete=initial.ok,
+        reference_complete=reference.ok and not ref.tool_errors,
+        wrong_rejected=bool(wrong) and all(c.ok for c in wrong),
+        problems=problems,
+        checks=checks,
+    )
+    return validation, ref, second

@@ -1,0 +1,199 @@
+"""Prove every task of an environment: solvable, not already solved, and not lenient.
+
+For each task, on fresh instances of the environment:
+
+(a) the verifier says *not complete* on the untouched initial database;
+(b) the reference solution replays without a tool error and the verifier then
+    says *complete* (with ``reference_answer`` as the final answer);
+(c) plausible wrong trajectories are judged *not complete*: the reference
+    solution with its last write dropped, a wrong or empty final answer for
+    answer-judged tasks (read-only and refusal tasks), "did nothing but claimed
+    success" for write tasks, and the task's hand-written ``negative_examples``.
+
+Verifiers of the shipped catalog run through
+:func:`awm_envs.validation.verifier_runner.run_native_verifier` (trusted, in-process). Any other
+bundle's verifiers (synthesized, imported) run in the sandbox
+(:class:`~awm_envs.validation.verifier_runner.SandboxedVerifierRunner`, never in this process);
+``sandbox=True/False`` forces either way, and
+``run_verifier=`` swaps in any runner.
+
+The parts: :mod:`~awm_envs.validation.results` (what is reported),
+:mod:`~awm_envs.validation.replay` (trajectories on fresh instances),
+:mod:`~awm_envs.validation.taskcheck` (one task's three properties) and
+:mod:`~awm_envs.validation.leakcheck` (state shared between instances).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from awm_core.models import EnvironmentManifest
+from awm_envs.bundle.sources import CATALOG_DIR
+from awm_envs.errors import BundleError
+from awm_envs.validation.leakcheck import LEAK_PHRASE, _LeakCheck
+from awm_envs.validation.replay import _open_environment
+from awm_envs.validation.results import EnvValidation, TaskValidation, VerifierRunner
+from awm_envs.validation.taskcheck import _validate_task
+from awm_envs.validation.verifier_runner import (
+    SandboxedVerifierRunner,
+    VerifierLoadError,
+    load_verifier_source,
+    load_verifiers,
+    run_native_verifier,
+)
+
+__all__ = [
+    "CATALOG_DIR",
+    "LEAK_PHRASE",
+    "EnvValidation",
+    "TaskValidation",
+    "catalog_env_ids",
+    "in_catalog",
+    "resolve_env_dir",
+    "validate_catalog",
+    "validate_environment",
+]
+
+
+def catalog_env_ids(catalog: Path = CATALOG_DIR) -> list[str]:
+    """Ids of the environments shipped in the catalog (folders with a manifest)."""
+    if not catalog.is_dir():
+        return []
+    return sorted(p.name for p in catalog.iterdir() if (p / "manifest.json").is_file())
+
+
+def resolve_env_dir(
+    env: str | Path, catalog: Path = CATALOG_DIR, extra: list[Path] | None = None
+) -> Path:
+    """A bundle folder from a path, or an id in the catalog, ``extra`` folders, AWM_ENV_PATH or a plugin source."""
+    path = Path(env)
+    if (path / "manifest.json").is_file():
+        return path
+    candidate = catalog / str(env)
+    if (candidate / "manifest.json").is_file():
+        return candidate
+    from awm_envs.bundle.sources import resolve_env
+    from awm_envs.errors import EnvironmentNotFoundError
+
+    try:
+        return resolve_env(env, extra)
+    except EnvironmentNotFoundError as exc:
+        raise FileNotFoundError(str(exc)) from None
+
+
+def in_catalog(env_dir: Path, catalog: Path = CATALOG_DIR) -> bool:
+    """Whether ``env_dir`` is one of the shipped (hand-written, trusted) catalog bundles."""
+    return env_dir.resolve().is_relative_to(catalog.resolve())
+
+
+def _runner_for(
+    env_dir: Path, run_verifier: VerifierRunner, sandbox: bool | None
+) -> tuple[VerifierRunner, SandboxedVerifierRunner | None]:
+    """The runner to use, and the same runner again when this call owns it (and must close it)."""
+    if run_verifier is not run_native_verifier or sandbox is False:
+        return run_verifier, None
+    if sandbox is None and in_catalog(env_dir):
+        return run_verifier, None
+    runner = SandboxedVerifierRunner()  # sandboxed, always: there is no in-process fallback
+    return runner, runner
+
+
+def validate_environment(
+    env: str | Path,
+    *,
+    task_ids: Iterable[str] | None = None,
+    run_verifier: VerifierRunner = run_native_verifier,
+    extra: list[Path] | None = None,
+    sandbox: bool | None = None,
+    check_leaks: bool = True,
+) -> EnvValidation:
+    """Validate every task (or the named ones) of one environment bundle or catalog id.
+
+    ``sandbox`` None runs the verifiers of bundles outside the shipped catalog
+    in the verifier sandbox; True runs every bundle's there; False runs them
+    here (only for bundles you trust).
+    ``check_leaks`` also fails an app whose tools keep state outside the
+    database, shared by every instance in a process (see :class:`_LeakCheck`);
+    the problem says "module-level state leaks between instances".
+    """
+    env_dir = resolve_env_dir(env, extra=extra)
+    runner, owned = _runner_for(env_dir, run_verifier, sandbox)
+    try:
+        return _validate_environment(env_dir, task_ids, runner, check_leaks)
+    finally:
+        if owned is not None:
+            owned.close()
+
+
+def _validate_environment(
+    env_dir: Path,
+    task_ids: Iterable[str] | None,
+    run_verifier: VerifierRunner,
+    check_leaks: bool = True,
+) -> EnvValidation:
+    result = EnvValidation(env_id=env_dir.name, path=str(env_dir))
+    try:
+        manifest = EnvironmentManifest.model_validate_json((env_dir / "manifest.json").read_bytes())
+        result.env_id = manifest.id
+        environment = _open_environment(env_dir)
+        tasks = environment.tasks
+        if getattr(run_verifier, "needs_source", False):
+            module = load_verifier_source(env_dir)  # run only inside the sandbox
+        else:
+            module = load_verifiers(env_dir)
+    except (VerifierLoadError, OSError, ValueError) as exc:
+        result.problems.append(str(exc))
+        return result
+    except BundleError as exc:
+        result.problems.extend(str(p) for p in exc.problems)
+        return result
+    except Exception as exc:  # anything app.py raises at import
+        result.problems.append(f"{type(exc).__name__}: {exc}")
+        return result
+    if not tasks:
+        result.problems.append("the bundle has no tasks (tasks.json is missing or empty)")
+    wanted = set(task_ids) if task_ids is not None else None
+    leaks = _LeakCheck(environment, run_verifier, module) if check_leaks else None
+    for task in tasks:
+        if wanted is not None and task.id not in wanted:
+            continue
+        validation, ref, second = _validate_task(
+            result.env_id, environment, module, task, run_verifier, second_replay=leaks is not None
+        )
+        result.tasks.append(validation)
+        if leaks is not None:
+            leaks.after_task(task, validation, ref, second)
+    if leaks is not None:
+        result.problems.extend(leaks.report())
+    return result
+
+
+def validate_catalog(
+    env_ids: Iterable[str] | None = None,
+    *,
+    run_verifier: VerifierRunner = run_native_verifier,
+    extra: list[Path] | None = None,
+    sandbox: bool | None = None,
+) -> list[EnvValidation]:
+    """Validate the named environments, or the whole catalog when none are named.
+
+    Each outcome is also recorded per bundle content, for ``awm envs list``.
+    ``sandbox`` is passed to :func:`validate_environment`.
+    """
+    from awm_envs.validation.record import save_record
+
+    ids = list(env_ids) if env_ids else catalog_env_ids()
+    results = []
+    for e in ids:
+        result = validate_environment(e, run_verifier=run_verifier, extra=extra, sandbox=sandbox)
+        if not result.problems or result.tasks:
+            save_record(
+                result.env_id,
+                Path(result.path),
+                proven=sum(t.passed for t in result.tasks),
+                tasks=len(result.tasks),
+                passed=result.passed,
+            )
+        results.append(result)
+    return results
