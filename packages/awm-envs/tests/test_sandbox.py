@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -320,3 +322,14 @@ def test_serve_help_says_in_process_is_for_trusted_code_only() -> None:
     assert "only for code you trust" in text
     assert "trusted code only" in text
     assert "docs/security.md" in text
+
+
+def test_the_verifier_job_template_stays_light() -> None:
+    """Every module the template imports is copied into each forked job: no pydantic, no awm_core."""
+    code = (
+        "import sys, awm_envs.sandbox.verifier_job, awm_envs.sandbox.forkhost\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'awm_core', 'pydantic', 'fastapi'})\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

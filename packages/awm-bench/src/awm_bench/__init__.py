@@ -6,9 +6,10 @@ plugin (every ``awm`` start) does not pull in the environment runtime.
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from awm_core.lazy import lazy_getattr
 
 try:
     __version__ = version("awm-bench")
@@ -17,15 +18,15 @@ except PackageNotFoundError:  # pragma: no cover
 
 # name -> module (imported on first use)
 _EXPORTS = {
-    "DemoConfig": "demo",
-    "DemoResult": "demo",
-    "run_demo": "demo",
-    "BUCKETS": "evaluate",
-    "EnvReport": "evaluate",
-    "EpisodeOutcome": "evaluate",
-    "PolicyFactory": "evaluate",
-    "evaluate_environment": "evaluate",
-    "render_report": "report_html",
+    "DemoConfig": ".demo",
+    "DemoResult": ".demo",
+    "run_demo": ".demo",
+    "BUCKETS": ".evaluate",
+    "EnvReport": ".evaluate",
+    "EpisodeOutcome": ".evaluate",
+    "PolicyFactory": ".evaluate",
+    "evaluate_environment": ".evaluate",
+    "render_report": ".report_html",
 }
 
 if TYPE_CHECKING:
@@ -40,11 +41,7 @@ if TYPE_CHECKING:
     from awm_bench.report_html import render_report
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'awm_bench' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"awm_bench.{module}"), name)
+__getattr__ = lazy_getattr("awm_bench", _EXPORTS)
 
 
 __all__ = [

@@ -132,7 +132,7 @@ def bench_tasks(
     from awm_core.episode import ActingPolicy, Policy, ReferencePolicy
     from awm_core.llm import get_backend
     from awm_core.models import Task
-    from awm_verify.judge import get_judge
+    from awm_verify import get_judge
 
     judge_obj = get_judge(judge, model=judge_model) if judge_model else get_judge(judge)
     factory: PolicyFactory

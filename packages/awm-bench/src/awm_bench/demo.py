@@ -122,7 +122,7 @@ async def _run(config: DemoConfig, console: Console) -> DemoResult:
     judge = "code+llm" if config.model else "code"
     judge_obj: Any = judge
     if config.model:
-        from awm_verify.judge import get_judge
+        from awm_verify import get_judge
 
         judge_obj = get_judge("code+llm", model=config.model)
     for i, ref in enumerate(env_refs):

@@ -21,8 +21,7 @@ from awm_core.contracts import Judge
 from awm_core.episode import ActingPolicy, StepChecks, run_episode
 from awm_core.models import Complexity, Task, Trajectory
 from awm_envs import Environment, EnvPool, load_environment
-from awm_verify.judge import JudgeError, get_judge
-from awm_verify.verify import verify_episode
+from awm_verify import JudgeError, get_judge, verify_episode
 
 BUCKETS = [c.value for c in Complexity]
 

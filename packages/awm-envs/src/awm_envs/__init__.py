@@ -23,35 +23,36 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 # name -> module: imported on first use, so loading the plugin (every `awm` start) does not
-# pull in FastAPI and SQLAlchemy (the same scheme as awm_verify).
+# pull in FastAPI and SQLAlchemy. Not awm_core.lazy: sandboxed jobs import this package, and
+# every module imported here (awm_core brings pydantic) is copied into each forked job.
 _EXPORTS = {
-    "Bundle": "bundle.loader",
-    "load_bundle": "bundle.loader",
-    "CATALOG_DIR": "bundle.sources",
-    "FolderSource": "bundle.sources",
-    "list_envs": "bundle.sources",
-    "resolve_env": "bundle.sources",
-    "freeze_now": "bundle.timefreeze",
-    "split_statements": "bundle.sqlscript",
-    "derive_tool_specs": "bundle.toolspecs",
-    "BundleError": "errors",
-    "BundleProblem": "errors",
-    "EnvironmentNotFoundError": "errors",
-    "Environment": "runtime.environment",
-    "load_environment": "runtime.environment",
-    "Instance": "runtime.instance",
-    "EnvPool": "pool.envpool",
-    "RemoteInstance": "pool.remote",
-    "WorkerDied": "pool.remote",
-    "WorkerPool": "pool.remote",
-    "WorkerRequestError": "pool.remote",
-    "EnvValidation": "validation.validate",
-    "TaskValidation": "validation.validate",
-    "catalog_env_ids": "validation.validate",
-    "validate_environment": "validation.validate",
-    "SandboxedVerifierRunner": "validation.verifier_runner",
-    "VerifierOutcome": "validation.verifier_runner",
-    "run_native_verifier": "validation.verifier_runner",
+    "Bundle": ".bundle.loader",
+    "load_bundle": ".bundle.loader",
+    "CATALOG_DIR": ".bundle.sources",
+    "FolderSource": ".bundle.sources",
+    "list_envs": ".bundle.sources",
+    "resolve_env": ".bundle.sources",
+    "freeze_now": ".bundle.timefreeze",
+    "split_statements": ".bundle.sqlscript",
+    "derive_tool_specs": ".bundle.toolspecs",
+    "BundleError": ".errors",
+    "BundleProblem": ".errors",
+    "EnvironmentNotFoundError": ".errors",
+    "Environment": ".runtime.environment",
+    "load_environment": ".runtime.environment",
+    "Instance": ".runtime.instance",
+    "EnvPool": ".pool.envpool",
+    "RemoteInstance": ".pool.remote",
+    "WorkerDied": ".pool.remote",
+    "WorkerPool": ".pool.remote",
+    "WorkerRequestError": ".pool.remote",
+    "EnvValidation": ".validation.validate",
+    "TaskValidation": ".validation.validate",
+    "catalog_env_ids": ".validation.validate",
+    "validate_environment": ".validation.validate",
+    "SandboxedVerifierRunner": ".validation.verifier_runner",
+    "VerifierOutcome": ".validation.verifier_runner",
+    "run_native_verifier": ".validation.verifier_runner",
 }
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'awm_envs' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"awm_envs.{module}"), name)
+    return getattr(importlib.import_module(module, "awm_envs"), name)
 
 
 __all__ = [

@@ -6,9 +6,10 @@ plugin (every ``awm`` start) does not pull in FastAPI, SQLAlchemy or the pipelin
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from awm_core.lazy import lazy_getattr
 
 try:
     __version__ = version("awm-synth")
@@ -17,25 +18,25 @@ except PackageNotFoundError:  # pragma: no cover
 
 # name -> module (imported on first use)
 _EXPORTS = {
-    "EnvStatus": "store.checkpoint",
-    "RunDir": "store.checkpoint",
-    "SynthConfig": "config",
-    "Thresholds": "config",
-    "ArtifactParseError": "errors",
-    "ReplayMissingError": "errors",
-    "RunDirError": "errors",
-    "SynthError": "errors",
-    "estimate_run": "reporting.estimate",
-    "SynthLLM": "llm.client",
-    "RunSummary": "pipeline",
-    "make_llm": "pipeline",
-    "run_pipeline": "pipeline",
-    "ReplayBackend": "llm.replay",
-    "build_report": "reporting.report",
-    "render_report": "reporting.report",
-    "CheckLimits": "checks.sandbox",
-    "CheckSandbox": "checks.sandbox",
-    "SandboxUnavailableError": "checks.sandbox",
+    "EnvStatus": ".store.checkpoint",
+    "RunDir": ".store.checkpoint",
+    "SynthConfig": ".config",
+    "Thresholds": ".config",
+    "ArtifactParseError": ".errors",
+    "ReplayMissingError": ".errors",
+    "RunDirError": ".errors",
+    "SynthError": ".errors",
+    "estimate_run": ".reporting.estimate",
+    "SynthLLM": ".llm.client",
+    "RunSummary": ".pipeline",
+    "make_llm": ".pipeline",
+    "run_pipeline": ".pipeline",
+    "ReplayBackend": ".llm.replay",
+    "build_report": ".reporting.report",
+    "render_report": ".reporting.report",
+    "CheckLimits": ".checks.sandbox",
+    "CheckSandbox": ".checks.sandbox",
+    "SandboxUnavailableError": ".checks.sandbox",
 }
 
 if TYPE_CHECKING:
@@ -50,11 +51,7 @@ if TYPE_CHECKING:
     from awm_synth.store.checkpoint import EnvStatus, RunDir
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'awm_synth' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"awm_synth.{module}"), name)
+__getattr__ = lazy_getattr("awm_synth", _EXPORTS)
 
 
 __all__ = [

@@ -7,9 +7,10 @@ awm-core, so that plugins can type against them without this package).
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from awm_core.lazy import lazy_getattr
 
 # name -> module: imported on first use, so loading the plugin (every `awm` start) stays cheap.
 _EXPORTS = {
@@ -35,6 +36,7 @@ _EXPORTS = {
     "VerifierError": "awm_core.models.verification",
     "VerifierErrorKind": "awm_core.models.verification",
     "VerifierResult": "awm_core.models.verification",
+    "SandboxError": "awm_verify.sandbox",
     "SandboxLimits": "awm_verify.sandbox",
     "VerifierPool": "awm_verify.sandbox",
     "run_verifier": "awm_verify.sandbox",
@@ -56,15 +58,11 @@ if TYPE_CHECKING:
         reliability_report,
     )
     from awm_verify.rewards import WeightedSum, compose, resolve_reward
-    from awm_verify.sandbox import SandboxLimits, VerifierPool, run_verifier
+    from awm_verify.sandbox import SandboxError, SandboxLimits, VerifierPool, run_verifier
     from awm_verify.verify import Episode, VerificationReport, verify_episode, verify_many
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'awm_verify' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_getattr("awm_verify", _EXPORTS)
 
 
 try:
@@ -81,6 +79,7 @@ __all__ = [
     "JudgeRequest",
     "ReliabilityReport",
     "RenderLimits",
+    "SandboxError",
     "SandboxLimits",
     "TableDiff",
     "VerificationReport",

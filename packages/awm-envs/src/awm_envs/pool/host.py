@@ -19,7 +19,15 @@ from awm_envs.runtime.instance import error_result
 
 
 class WorkerDied(Exception):
-    """The worker process is gone (crashed, killed, or timed out)."""
+    """The worker process is gone (crashed, killed, or timed out).
+
+    ``reason`` says how it ended (``exited with status 3 (sys.exit or os._exit ...)``)
+    when that is known: by then the pool has already put a fresh worker in its slot.
+    """
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class WorkerRequestError(Exception):
@@ -140,7 +148,8 @@ async def _bundle_request(
             raise
         reason = await pool._death_reason(w)
         raise WorkerDied(
-            f"the sandbox worker died while loading {Path(path) / 'app.py'} (it {reason})"
+            f"the sandbox worker died while loading {Path(path) / 'app.py'} (it {reason})",
+            reason=reason,
         ) from None
 
 

@@ -231,7 +231,7 @@ class WorkerPool(_WorkerChannels):
         except WorkerDied as exc:
             reason = await self._death_reason(w)
             raise WorkerDied(
-                f"{exc} (it {reason}); run with debug=True to see its stderr"
+                f"{exc} (it {reason}); run with debug=True to see its stderr", reason=reason
             ) from None
 
     def _start_timed_out(self, w: WorkerHandle) -> None:

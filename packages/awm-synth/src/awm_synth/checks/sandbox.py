@@ -99,18 +99,9 @@ def _exit_detail(exitcode: int | None) -> str:
     return f"it {describe_exit(exitcode)}"
 
 
-_DEATH_REASON = re.compile(r"\((it .+)\)$", re.DOTALL)
-
-
-def _startup_death(exc: Exception) -> str:
-    """How the worker that was loading app.py ended (``it exited with status 3 ...``).
-
-    The pool puts a fresh worker in the dead one's slot at once, so
-    ``WorkerPool.worker_exitcodes`` no longer shows it; the pool's message
-    ends with the dead worker's exit, in :func:`describe_exit`'s words.
-    """
-    found = _DEATH_REASON.search(str(exc))
-    return found.group(1) if found else str(exc)
+def _startup_death(exc: WorkerDied) -> str:
+    """How the worker that was loading app.py ended (``it exited with status 3 ...``)."""
+    return f"it {exc.reason}" if exc.reason else str(exc)
 
 
 async def run_isolated(
@@ -344,7 +335,7 @@ class CheckSandbox:
     """
 
     def __init__(self, slots: int | None = None, limits: CheckLimits | None = None) -> None:
-        from awm_verify.sandbox import SandboxLimits, VerifierPool
+        from awm_verify import SandboxLimits, VerifierPool
 
         self.slots = slots or cpu_slots()
         self.limits = limits or CheckLimits()
@@ -517,7 +508,7 @@ class CheckSandbox:
         final_answer: str | None,
     ) -> VerifierOutcome:
         """Run one verifier in the verifier sandbox; its failures come back in ``error``."""
-        from awm_verify.sandbox import SandboxError
+        from awm_verify import SandboxError
 
         run = self._verifiers.run
         try:
