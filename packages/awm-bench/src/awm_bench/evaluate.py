@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from awm_core.contracts import Judge
-from awm_core.episode import ActingPolicy, StepChecks, run_episode
+from awm_core.episode import ActingPolicy, StepChecks
 from awm_core.models import Complexity, Task, Trajectory
 from awm_envs import Environment, EnvPool, load_environment
-from awm_verify import JudgeError, get_judge, verify_episode
+from awm_verify import get_judge, rollout_episode
 
 BUCKETS = [c.value for c in Complexity]
 
@@ -193,39 +193,27 @@ async def evaluate_environment(
         limit = asyncio.Semaphore(concurrency)
 
         async def one(task: Task) -> EpisodeOutcome:
-            async with limit, pool.instance() as inst:
-                traj = await run_episode(
+            async with limit:
+                done = await rollout_episode(
+                    pool,
+                    environment,
+                    task,
                     policy_factory(task),
-                    inst,
-                    task,
-                    max_steps=max_steps,
-                    checks=checks,
-                    env_id=environment.id,
-                )
-                final = await _maybe(inst.snapshot())
-            if trajectories is not None:
-                trajectories.append(traj)
-            try:
-                report = await verify_episode(
-                    task,
-                    traj,
-                    initial=environment.template,
-                    final=final,
-                    verifier_source=source if task.verifier else None,
                     judge=judge_obj,
                     reward=reward,
+                    max_steps=max_steps,
+                    checks=checks,
+                    verifier_source=source,
                 )
-            except JudgeError as exc:
-                return _outcome(
-                    environment.id, task, traj, "Environment Error", 0.0, f"judge failed: {exc}"
-                )
+            if trajectories is not None:
+                trajectories.append(done.trajectory)
+            reasoning = (
+                done.report.verdict.reasoning
+                if done.report is not None
+                else f"judge failed: {done.judge_error}"
+            )
             return _outcome(
-                environment.id,
-                task,
-                traj,
-                report.verdict.label.value,
-                report.reward.value,
-                report.verdict.reasoning,
+                environment.id, task, done.trajectory, done.label, done.reward, reasoning
             )
 
         outcomes = list(await asyncio.gather(*(one(t) for t in chosen)))

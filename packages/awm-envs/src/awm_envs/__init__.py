@@ -46,6 +46,7 @@ _EXPORTS = {
     "WorkerDied": ".pool.remote",
     "WorkerPool": ".pool.remote",
     "WorkerRequestError": ".pool.remote",
+    "bundle_digest": ".validation.record",
     "EnvValidation": ".validation.validate",
     "TaskValidation": ".validation.validate",
     "catalog_env_ids": ".validation.validate",
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
     from awm_envs.pool.remote import RemoteInstance, WorkerDied, WorkerPool, WorkerRequestError
     from awm_envs.runtime.environment import Environment, load_environment
     from awm_envs.runtime.instance import Instance
+    from awm_envs.validation.record import bundle_digest
     from awm_envs.validation.validate import (
         EnvValidation,
         TaskValidation,
@@ -122,4 +124,5 @@ __all__ = [
     "split_statements",
     "validate_environment",
     "__version__",
+    "bundle_digest",
 ]

@@ -36,6 +36,8 @@ _EXPORTS = {
     "VerifierError": "awm_core.models.verification",
     "VerifierErrorKind": "awm_core.models.verification",
     "VerifierResult": "awm_core.models.verification",
+    "Rollout": "awm_verify.rollout",
+    "rollout_episode": "awm_verify.rollout",
     "SandboxError": "awm_verify.sandbox",
     "SandboxLimits": "awm_verify.sandbox",
     "VerifierPool": "awm_verify.sandbox",
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
         reliability_report,
     )
     from awm_verify.rewards import WeightedSum, compose, resolve_reward
+    from awm_verify.rollout import Rollout, rollout_episode
     from awm_verify.sandbox import SandboxError, SandboxLimits, VerifierPool, run_verifier
     from awm_verify.verify import Episode, VerificationReport, verify_episode, verify_many
 
@@ -78,6 +81,7 @@ __all__ = [
     "JudgeOutputError",
     "JudgeRequest",
     "ReliabilityReport",
+    "Rollout",
     "RenderLimits",
     "SandboxError",
     "SandboxLimits",
@@ -98,6 +102,7 @@ __all__ = [
     "list_judges",
     "reliability_report",
     "resolve_reward",
+    "rollout_episode",
     "run_verifier",
     "verify_episode",
     "verify_many",

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from awm_core.llm.base import BackendStats, ChatResponse, LLMConfigError, LLMError
-from awm_core.models import Message, TokenUsage, ToolSpec
+from awm_core.llm.chat_template import response_from_text, template_messages
+from awm_core.models import Message, TokenUsage
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,12 @@ class LocalBackend:
             self.load_seconds = time.perf_counter() - started
             return self.load_seconds
 
+    @property
+    def tokenizer(self) -> Any:
+        """The model's tokenizer (loads the model first); awm-train renders prompts with it."""
+        self.load()
+        return self._tokenizer
+
     # ------------------------------------------------------------------ chat
 
     async def chat(
@@ -205,7 +212,7 @@ class LocalBackend:
         except Exception as exc:  # torch / transformers errors become one typed error
             self.stats.failed_calls += 1
             raise LLMError(f"{self.name} failed to generate: {type(exc).__name__}: {exc}") from exc
-        response = _to_response(text, tools)
+        response = response_from_text(text, tools)
         response = response.model_copy(
             update={
                 "usage": usage,
@@ -226,7 +233,7 @@ class LocalBackend:
         self.load()
         import torch
 
-        chat = _template_messages(messages, tools)
+        chat = template_messages(messages, tools)
         tokenizer, model = self._tokenizer, self._model
         encoded = tokenizer.apply_chat_template(
             chat, add_generation_prompt=True, return_tensors="pt", return_dict=True
@@ -273,58 +280,3 @@ def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
         staging.rename(target)
     except OSError:  # another process won the race; its copy is as good as ours
         shutil.rmtree(staging, ignore_errors=True)
-
-
-def _template_messages(
-    messages: list[Message], tools: list[dict[str, Any]] | None
-) -> list[dict[str, str]]:
-    """Messages as ``{role, content}`` dicts for a plain ChatML template.
-
-    Native tool calls in the history are written back as ``<tool_call>`` text
-    and tool results as ``<tool_response>`` user turns, because a template
-    without tool support would otherwise drop them.
-    """
-    from awm_core.toolcalls import HermesFormat
-
-    fmt = HermesFormat()
-    out: list[dict[str, str]] = []
-    for m in messages:
-        content = m.content
-        if m.role == "assistant" and m.tool_calls:
-            content = "\n".join([content, *(fmt.render_call(c) for c in m.tool_calls)]).strip()
-        role = m.role
-        if role == "tool":
-            role, content = "user", f"<tool_response>\n{content}\n</tool_response>"
-        out.append({"role": role, "content": content})
-    if tools:
-        specs = [
-            ToolSpec(
-                name=t["function"]["name"],
-                description=t["function"].get("description", ""),
-                input_schema=t["function"].get("parameters") or {"type": "object"},
-            )
-            for t in tools
-        ]
-        if out and out[0]["role"] == "system":
-            out[0]["content"] = fmt.system_prompt(out[0]["content"], specs)
-        else:
-            out.insert(0, {"role": "system", "content": fmt.system_prompt("", specs).lstrip()})
-    return out
-
-
-def _to_response(text: str, tools: list[dict[str, Any]] | None) -> ChatResponse:
-    """Separate ``<think>``; with ``tools`` given, turn one ``<tool_call>`` into a native call."""
-    from awm_core.llm.wire import split_reasoning
-    from awm_core.toolcalls import HermesFormat
-
-    reasoning, content = split_reasoning(text)
-    if tools:
-        parsed = HermesFormat().parse(ChatResponse(content=content))
-        if parsed.call is not None:
-            return ChatResponse(
-                content=parsed.content,
-                reasoning=reasoning,
-                tool_calls=[parsed.call],
-                finish_reason="tool_calls",
-            )
-    return ChatResponse(content=content, reasoning=reasoning, finish_reason="stop")

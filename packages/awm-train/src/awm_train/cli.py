@@ -1,0 +1,170 @@
+"""``awm train ...``: prepare verl datasets from awm environments."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from awm_core.models import Complexity
+
+
+@click.group(name="train")
+def train() -> None:
+    """Train agents with GRPO on awm environments (verl): datasets, rollouts, recipes."""
+
+
+def _csv(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+@train.command(name="prepare")
+@click.argument("envs", nargs=-1)
+@click.option("--catalog", "all_catalog", is_flag=True, help="Every shipped catalog environment.")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for train.parquet, val.parquet and manifest.json.",
+)
+@click.option(
+    "--val-env", "val_envs", multiple=True, help="Hold this environment out (repeatable)."
+)
+@click.option(
+    "--val-fraction",
+    type=click.FloatRange(0.0, 0.9),
+    default=0.0,
+    show_default=True,
+    help="Hold out this share of environments (chosen by a seeded hash of their ids).",
+)
+@click.option("--seed", default="awm", show_default=True, help="Seed of the environment split.")
+@click.option(
+    "--complexity",
+    help=f"Only these complexity buckets, comma-separated ({', '.join(c.value for c in Complexity)}).",
+)
+@click.option(
+    "--include-unproven",
+    is_flag=True,
+    help="Keep tasks without validating them (default: only tasks proven by `awm envs validate`).",
+)
+@click.option(
+    "--manifest",
+    "manifest_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Rebuild exactly the subset of this manifest (fails if any content differs).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest's counts as JSON.")
+def prepare_command(
+    envs: tuple[str, ...],
+    all_catalog: bool,
+    out: Path,
+    val_envs: tuple[str, ...],
+    val_fraction: float,
+    seed: str,
+    complexity: str | None,
+    include_unproven: bool,
+    manifest_path: Path | None,
+    as_json: bool,
+) -> None:
+    """Write verl parquet files (one row per task) with splits by environment and a manifest."""
+    from awm_envs import catalog_env_ids
+    from awm_train.prepare import (
+        prepare_dataset,
+        select_tasks,
+        split_by_environment,
+        splits_from_manifest,
+    )
+
+    buckets = _csv(complexity)
+    known = {c.value for c in Complexity}
+    if set(buckets) - known:
+        raise click.BadParameter(
+            f"unknown bucket(s) {sorted(set(buckets) - known)}; use {sorted(known)}",
+            param_hint="--complexity",
+        )
+    if manifest_path is not None:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        splits = splits_from_manifest(manifest)
+        filters = {**manifest.get("filters", {}), "from_manifest": manifest_path.name}
+    else:
+        refs = [*envs, *(catalog_env_ids() if all_catalog else [])]
+        if not refs:
+            raise click.UsageError("name environments (ids or bundle folders), or pass --catalog")
+        console = Console(stderr=True)
+        with Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            disable=as_json or not console.is_terminal,
+        ) as progress:
+            bar = progress.add_task("selecting tasks", total=len(refs))
+
+            def on_env(env_id: str) -> None:
+                progress.update(bar, description=f"validating {env_id}", advance=1)
+
+            tasks = select_tasks(
+                refs, proven_only=not include_unproven, complexities=buckets or None, on_env=on_env
+            )
+        splits = split_by_environment(
+            tasks, val_envs=val_envs, val_fraction=val_fraction, seed=seed
+        )
+        filters = {
+            "proven_only": not include_unproven,
+            "complexity": buckets,
+            "val_envs": sorted(val_envs),
+            "val_fraction": val_fraction,
+            "seed": seed,
+        }
+    manifest = prepare_dataset(splits, out, filters=filters)
+    if as_json:
+        click.echo(json.dumps({"out": str(out), "counts": manifest["counts"]}, indent=2))
+        return
+    for split, counts in manifest["counts"].items():
+        click.echo(
+            f"{split}: {counts['tasks']} tasks from {counts['environments']} environments "
+            f"-> {out / manifest['files'][split]}"
+        )
+    click.echo(f"manifest: {out / 'manifest.json'} (sha256 {manifest['sha256'][:12]})")
+
+
+@train.command(
+    name="run",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+)
+@click.argument("recipe")
+@click.option(
+    "--data",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    required=True,
+    help="A folder written by `awm train prepare` (train.parquet, val.parquet).",
+)
+@click.option("--model", help="Model path or hub id (default: the recipe's).")
+@click.option("--dry-run", is_flag=True, help="Print the verl command instead of running it.")
+@click.option("--json", "as_json", is_flag=True, help="With --dry-run: the command as a JSON list.")
+@click.pass_context
+def run_command(
+    ctx: click.Context, recipe: str, data: Path, model: str | None, dry_run: bool, as_json: bool
+) -> None:
+    """Run verl's main_ppo with RECIPE's overrides (`paper`, or a YAML path); extra args are overrides."""
+    import importlib.util
+    import os
+
+    from awm_train.recipes import load_recipe
+
+    chosen = load_recipe(recipe)
+    command = chosen.command(data, model=model, extra=list(ctx.args))
+    if dry_run:
+        click.echo(
+            json.dumps(command)
+            if as_json
+            else chosen.shell(data, model=model, extra=list(ctx.args))
+        )
+        return
+    if importlib.util.find_spec("verl") is None:
+        raise click.ClickException("verl is not installed: pip install 'awm-train[verl]'")
+    os.execv(command[0], command)  # verl's own entry point takes over this process

@@ -1,0 +1,135 @@
+"""One training rollout: awm's verified rollout plus one token-level row per assistant turn.
+
+History-aware training (the paper's section on it): each assistant turn is
+trained on the context the model actually saw at that turn, the truncated
+history, not on a concatenation of the whole episode. So a trajectory of *k*
+turns becomes *k* rows; every row carries the trajectory's one reward (GRPO
+gives them one advantage). Environment failures score 0 and never raise: in
+verl a raise drops the whole GRPO group.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from awm_core.contracts import Judge
+from awm_core.episode import StepChecks
+from awm_core.history import DEFAULT_WINDOW
+from awm_core.models import Task, Termination
+from awm_train.policy import TokenPolicy, TokenTurn
+from awm_verify import Rollout, rollout_episode
+
+if TYPE_CHECKING:
+    from awm_envs import Environment, EnvPool
+
+__all__ = ["TrainingEpisode", "TurnRow", "run_training_episode"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    """One training row: prompt (no loss), response (loss on every token), the episode's reward."""
+
+    prompt_ids: list[int]
+    response_ids: list[int]
+    response_mask: list[int]
+    log_probs: list[float] | None
+    reward: float
+    turn: int
+    turns: int
+
+
+@dataclass
+class TrainingEpisode:
+    """A verified rollout, its rows, and the per-trajectory metrics a trainer logs."""
+
+    rollout: Rollout | None
+    rows: list[TurnRow]
+    reward: float
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+def rows_from_turns(turns: list[TokenTurn], reward: float) -> list[TurnRow]:
+    """One row per turn; the response mask is all ones (a turn's tokens are all the model's)."""
+    return [
+        TurnRow(
+            prompt_ids=list(t.prompt_ids),
+            response_ids=list(t.response_ids),
+            response_mask=[1] * len(t.response_ids),
+            log_probs=list(t.log_probs) if t.log_probs is not None else None,
+            reward=reward,
+            turn=i,
+            turns=len(turns),
+        )
+        for i, t in enumerate(turns)
+    ]
+
+
+def _metrics(rollout: Rollout, policy: TokenPolicy) -> dict[str, Any]:
+    traj = rollout.trajectory
+    calls = [s for s in traj.steps if s.tool_call is not None and s.tool_call.name == "call_tool"]
+    env_s = rollout.timings.get("env_s", 0.0)
+    verify_s = rollout.timings.get("verify_s", 0.0)
+    generate_s = sum(t.generate_s for t in policy.turns)
+    total = env_s + verify_s + generate_s
+    return {
+        "turns": len(traj.steps),
+        "tool_calls": len(calls),
+        "tool_errors": sum(1 for s in calls if s.result is not None and s.result.is_error),
+        "env_errors": int(traj.termination == Termination.ENVIRONMENT_ERROR),
+        "format_error": int(traj.termination == Termination.FORMAT_ERROR),
+        "termination": traj.termination.value,
+        "verdict": rollout.label,
+        "reward": rollout.reward,
+        "generate_s": generate_s,
+        "env_s": env_s,
+        "verify_s": verify_s,
+        "env_overhead_share": (env_s + verify_s) / total if total > 0 else 0.0,
+        "response_tokens": sum(len(t.response_ids) for t in policy.turns),
+    }
+
+
+async def run_training_episode(
+    pool: EnvPool,
+    environment: Environment,
+    task: Task,
+    policy: TokenPolicy,
+    *,
+    judge: Judge | str = "code",
+    reward: str = "default",
+    max_steps: int = 20,
+    checks: StepChecks | None = None,
+    history_window: int | None = DEFAULT_WINDOW,
+    verifier_source: str | None = None,
+) -> TrainingEpisode:
+    """Roll out, verify and reward ``task``; rows for every turn the policy generated.
+
+    ``checks`` default to the paper's RL recipe (:meth:`StepChecks.paper`): a format
+    violation ends the rollout with reward -1. Anything the environment or the
+    verifier throws becomes reward 0 with ``metrics["env_errors"] = 1``.
+    """
+    try:
+        rollout = await rollout_episode(
+            pool,
+            environment,
+            task,
+            policy,
+            judge=judge,
+            reward=reward,
+            max_steps=max_steps,
+            checks=checks if checks is not None else StepChecks.paper(),
+            history_window=history_window,
+            verifier_source=verifier_source,
+        )
+    except Exception as exc:  # a raise would drop the trajectory's whole group in the trainer
+        log.warning("rollout of %s/%s failed: %s: %s", environment.id, task.id, type(exc), exc)
+        rows = rows_from_turns(policy.turns, 0.0)
+        metrics = {"env_errors": 1, "reward": 0.0, "turns": len(policy.turns), "error": str(exc)}
+        return TrainingEpisode(None, rows, 0.0, metrics)
+    value = rollout.reward
+    return TrainingEpisode(
+        rollout, rows_from_turns(policy.turns, value), value, _metrics(rollout, policy)
+    )

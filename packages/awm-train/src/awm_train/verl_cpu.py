@@ -1,0 +1,50 @@
+"""verl on a machine without vLLM or SGLang: an ``LLMServerClient`` that generates with transformers.
+
+verl's agent loops generate through ``self.server_manager`` (an
+``LLMServerClient``); this subclass answers ``generate`` from a transformers
+model in the same process, with the token ids and log-probs verl expects. For
+CPU smoke runs and CI; a real run uses verl's vLLM or SGLang servers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verl.workers.rollout.llm_server import (  # type: ignore[import-not-found, unused-ignore]
+    LLMServerClient,
+)
+from verl.workers.rollout.replica import (  # type: ignore[import-not-found, unused-ignore]
+    TokenOutput,
+)
+
+from awm_train.tokens import TransformersGenerator
+
+__all__ = ["TransformersServerClient"]
+
+
+class TransformersServerClient(LLMServerClient):  # type: ignore[misc]  # verl is untyped
+    """Generates for every agent loop of this worker with one local transformers model."""
+
+    def __init__(self, config: Any, generator: TransformersGenerator, **kwargs: Any) -> None:
+        super().__init__(config, load_balancer_handle=None, **kwargs)
+        self.generator = generator
+        self.max_new_tokens = int(config.actor_rollout_ref.rollout.response_length)
+        self.requests = 0
+
+    async def generate(
+        self,
+        request_id: str,
+        *,
+        prompt_ids: list[int],
+        sampling_params: dict[str, Any],
+        **kwargs: Any,
+    ) -> Any:
+        self.requests += 1
+        out = await self.generator.generate(
+            list(prompt_ids),
+            max_new_tokens=self.max_new_tokens,
+            temperature=float(sampling_params.get("temperature", 1.0)),
+        )
+        return TokenOutput(
+            token_ids=out.token_ids, log_probs=out.log_probs, stop_reason="completed"
+        )
