@@ -167,3 +167,32 @@ def test_a_real_model_s_log_probs_match_a_recomputation(
         assert row.log_probs is not None
         diff = (recomputed[:, 0] - torch.tensor(row.log_probs)).abs().max().item()
         assert diff < 1e-4, diff
+
+
+def test_the_same_rollout_trains_on_the_simulator_baseline(tokenizer: Any) -> None:
+    """Simulated tools (scripted simulator model) and an LLM judge: reward and rows as usual."""
+    import json
+
+    from awm_core.llm.scripted import ScriptedBackend
+    from awm_envs import SimulatedEnvironment
+    from awm_verify.judge import LLMJudge
+
+    real = load_environment("shop")
+    task = _task(real, "cart_coupon_checkout")
+    steps = len(task.reference_solution or [])
+    simulator = ScriptedBackend(
+        [json.dumps({"ok": True, "result": {"n": i}}) for i in range(steps)]
+    )
+    judge_model = ScriptedBackend([json.dumps({"label": "Completed", "reasoning": "all steps ok"})])
+    sim = SimulatedEnvironment(real, simulator)
+    policy = TokenPolicy(ScriptedGenerator(tokenizer, _reference_replies(task)), tokenizer)
+
+    async def go() -> TrainingEpisode:
+        async with sim.pool(size=1) as pool:
+            return await run_training_episode(
+                pool, sim, task, policy, judge=LLMJudge(model=judge_model)
+            )
+
+    episode = asyncio.run(go())
+    assert episode.reward == 1.0 and len(episode.rows) == steps + 2
+    assert episode.metrics["tool_calls"] == steps and len(simulator.calls) == steps

@@ -14,7 +14,7 @@ Ten lines to get going::
 
 The names below (and :mod:`awm_envs.sandbox`) are the public API; the layers behind
 them (``bundle/``, ``runtime/``, ``pool/``, ``serve/``, ``validation/``, ``awm1k/``,
-``cli/``) are described in docs/architecture.md and may change between releases.
+``simulate/``, ``cli/``) are described in docs/architecture.md and may change between releases.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ _EXPORTS = {
     "WorkerDied": ".pool.remote",
     "WorkerPool": ".pool.remote",
     "WorkerRequestError": ".pool.remote",
+    "SimulatedEnvironment": ".simulate.simulator",
     "bundle_digest": ".validation.record",
     "EnvValidation": ".validation.validate",
     "TaskValidation": ".validation.validate",
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from awm_envs.pool.remote import RemoteInstance, WorkerDied, WorkerPool, WorkerRequestError
     from awm_envs.runtime.environment import Environment, load_environment
     from awm_envs.runtime.instance import Instance
+    from awm_envs.simulate.simulator import SimulatedEnvironment
     from awm_envs.validation.record import bundle_digest
     from awm_envs.validation.validate import (
         EnvValidation,
@@ -108,6 +110,7 @@ __all__ = [
     "Instance",
     "RemoteInstance",
     "SandboxedVerifierRunner",
+    "SimulatedEnvironment",
     "TaskValidation",
     "VerifierOutcome",
     "WorkerDied",

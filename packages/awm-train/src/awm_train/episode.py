@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from awm_core.contracts import Judge
 from awm_core.episode import StepChecks
@@ -20,9 +20,7 @@ from awm_core.history import DEFAULT_WINDOW
 from awm_core.models import Task, Termination
 from awm_train.policy import TokenPolicy, TokenTurn
 from awm_verify import Rollout, rollout_episode
-
-if TYPE_CHECKING:
-    from awm_envs import Environment, EnvPool
+from awm_verify.rollout import InstancePool, RolloutEnvironment
 
 __all__ = ["TrainingEpisode", "TurnRow", "run_training_episode"]
 
@@ -93,8 +91,8 @@ def _metrics(rollout: Rollout, policy: TokenPolicy) -> dict[str, Any]:
 
 
 async def run_training_episode(
-    pool: EnvPool,
-    environment: Environment,
+    pool: InstancePool,
+    environment: RolloutEnvironment,
     task: Task,
     policy: TokenPolicy,
     *,

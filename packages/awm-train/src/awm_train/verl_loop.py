@@ -8,6 +8,7 @@ Register it the way verl users do, with an agent-loop config file given to
       judge: code            # or code+llm (needs AWM_JUDGE_MODEL)
       history_window: 3
       workers: 0             # 0: in-process instances (trusted catalog); N: sandboxed workers
+      simulator: null        # a model (openai:gpt-4o) to train on the LLM-simulated baseline instead
 
 and rows from ``awm train prepare`` (their ``agent_name`` is ``awm_agent``).
 Each trajectory gets a fresh isolated instance from a per-process ``EnvPool``,
@@ -68,23 +69,30 @@ class _Pools:
     """One ``EnvPool`` per environment per agent-loop worker process, created on first use."""
 
     def __init__(self) -> None:
-        self._pools: dict[tuple[str, int, int], tuple[Any, Any, str | None]] = {}
+        self._pools: dict[tuple[str, int, int, str], tuple[Any, Any, str | None]] = {}
         self._lock: asyncio.Lock | None = None
 
-    async def get(self, env_ref: str, *, size: int, workers: int) -> tuple[Any, Any, str | None]:
-        from awm_envs import EnvPool, load_environment
+    async def get(
+        self, env_ref: str, *, size: int, workers: int, simulator: str | None = None
+    ) -> tuple[Any, Any, str | None]:
+        """``(environment, pool, verifier source)``; a simulated one when ``simulator`` names a model."""
+        from awm_envs import EnvPool, SimulatedEnvironment, load_environment
 
         if self._lock is None:
             self._lock = asyncio.Lock()
-        key = (env_ref, size, workers)
+        key = (env_ref, size, workers, simulator or "")
         async with self._lock:
             if key not in self._pools:
-                env = load_environment(env_ref)
-                pool = EnvPool(env, size=size, workers=workers)
-                await pool.start()
-                verifiers = env.path / "verifiers.py"
-                source = verifiers.read_text(encoding="utf-8") if verifiers.is_file() else None
-                self._pools[key] = (env, pool, source)
+                real = load_environment(env_ref)
+                if simulator:  # no database: verifiers cannot run, an LLM judge decides
+                    sim = SimulatedEnvironment(real, simulator)
+                    self._pools[key] = (sim, await sim.pool(size).start(), None)
+                else:
+                    pool = EnvPool(real, size=size, workers=workers)
+                    await pool.start()
+                    verifiers = real.path / "verifiers.py"
+                    source = verifiers.read_text(encoding="utf-8") if verifiers.is_file() else None
+                    self._pools[key] = (real, pool, source)
             return self._pools[key]
 
 
@@ -135,6 +143,7 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
         max_steps: int = 20,
         pool_size: int = 16,
         workers: int = 0,
+        simulator: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -144,11 +153,14 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
         self.max_steps = max_steps
         self.pool_size = pool_size
         self.workers = workers
+        self.simulator = simulator
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[Any]:
         extra = dict(kwargs.get("extra_info") or {})
         env_id, task_id = str(extra["env_id"]), str(extra["task_id"])
-        env, pool, source = await POOLS.get(env_id, size=self.pool_size, workers=self.workers)
+        env, pool, source = await POOLS.get(
+            env_id, size=self.pool_size, workers=self.workers, simulator=self.simulator
+        )
         task: Task = next(t for t in env.tasks if t.id == task_id)
         policy = TokenPolicy(
             VerlServerGenerator(self.server_manager, sampling_params),

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import inspect
 import time
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from awm_core.contracts import Judge
 from awm_core.episode import ActingPolicy, StepChecks, run_episode
@@ -23,10 +24,23 @@ from awm_verify.rewards import RewardFn
 from awm_verify.sandbox import VerifierPool
 from awm_verify.verify import VerificationReport, verify_episode
 
-if TYPE_CHECKING:
-    from awm_envs import Environment, EnvPool
+__all__ = ["InstancePool", "Rollout", "RolloutEnvironment", "rollout_episode"]
 
-__all__ = ["Rollout", "rollout_episode"]
+
+class InstancePool(Protocol):
+    """Hands out fresh instances: ``awm_envs.EnvPool``, or a simulated environment's pool."""
+
+    def instance(self) -> AbstractAsyncContextManager[Any]: ...
+
+
+class RolloutEnvironment(Protocol):
+    """What a rollout reads of its environment: the id and the initial database image."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def template(self) -> bytes: ...
 
 
 @dataclass
@@ -54,8 +68,8 @@ async def _maybe(value: Any) -> Any:
 
 
 async def rollout_episode(
-    pool: EnvPool,
-    environment: Environment,
+    pool: InstancePool,
+    environment: RolloutEnvironment,
     task: Task,
     policy: ActingPolicy,
     *,
