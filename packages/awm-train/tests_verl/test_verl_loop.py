@@ -20,12 +20,10 @@ from verl.experimental.agent_loop import agent_loop as verl_agent_loop
 from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
 from verl.utils.dataset.rl_dataset import RLHFDataset
 
-from awm_core.episode import ReferencePolicy
-from awm_core.toolcalls import HermesFormat
 from awm_envs import load_environment
 from awm_train.offline import smollm2_tokenizer, tiny_qwen3
 from awm_train.recipes import agent_loop_config
-from awm_train.tokens import GeneratedTokens, TransformersGenerator
+from awm_train.tokens import GeneratedTokens, TransformersGenerator, reference_replies
 
 RECIPE = agent_loop_config()
 
@@ -86,14 +84,7 @@ def _loop(config: Any, tokenizer: Any, generator: Any) -> Any:
 
 
 def _reference_replies(task_id: str) -> list[str]:
-    task = next(t for t in load_environment("shop").tasks if t.id == task_id)
-
-    async def collect() -> list[str]:
-        ref, fmt = ReferencePolicy(task), HermesFormat()
-        n = len(task.reference_solution or []) + 2
-        return [(await ref.respond([], fmt=fmt, tools=None)).content for _ in range(n)]
-
-    return asyncio.run(collect())
+    return reference_replies(next(t for t in load_environment("shop").tasks if t.id == task_id))
 
 
 def test_a_solved_task_becomes_one_verl_row_per_turn(tokenizer: Any) -> None:

@@ -15,7 +15,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["GeneratedTokens", "ScriptedGenerator", "TokenGenerator", "TransformersGenerator"]
+from awm_core.models import Task
+
+__all__ = [
+    "GeneratedTokens",
+    "ScriptedGenerator",
+    "TokenGenerator",
+    "TransformersGenerator",
+    "reference_replies",
+]
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,11 @@ class ScriptedGenerator:
         self.replies = list(replies)
         self.prompts: list[list[int]] = []
 
+    @classmethod
+    def reference(cls, tokenizer: Any, task: Task) -> ScriptedGenerator:
+        """What a perfect model would write for ``task``: its reference solution, in Hermes format."""
+        return cls(tokenizer, reference_replies(task))
+
     async def generate(
         self, prompt_ids: list[int], *, max_new_tokens: int, temperature: float
     ) -> GeneratedTokens:
@@ -104,3 +117,22 @@ class ScriptedGenerator:
         text = self.replies.pop(0) if self.replies else "I have nothing more to do."
         ids = list(self.tokenizer.encode(text, add_special_tokens=False))[:max_new_tokens]
         return GeneratedTokens([*ids, int(self.tokenizer.eos_token_id)], None, "stop")
+
+
+def reference_replies(task: Task) -> list[str]:
+    """``task``'s reference solution as the assistant turns a perfect model writes (Hermes)."""
+    from awm_core.episode import ReferencePolicy
+    from awm_core.toolcalls import HermesFormat
+
+    ref, fmt = ReferencePolicy(task), HermesFormat()
+    replies = []
+    for _ in range(len(task.reference_solution or []) + 2):
+        turn = ref.respond([], fmt=fmt, tools=None)
+        try:  # the reference policy never waits on anything: step it without an event loop
+            turn.send(None)
+        except StopIteration as done:
+            replies.append(done.value.content)
+        else:  # pragma: no cover - only if ReferencePolicy starts awaiting
+            turn.close()
+            raise RuntimeError("ReferencePolicy.respond suspended")
+    return replies

@@ -69,18 +69,25 @@ class _Pools:
     """One ``EnvPool`` per environment per agent-loop worker process, created on first use."""
 
     def __init__(self) -> None:
-        self._pools: dict[tuple[str, int, int, str], tuple[Any, Any, str | None]] = {}
+        self._pools: dict[tuple[str, int, int, str, str], tuple[Any, Any, str | None]] = {}
         self._lock: asyncio.Lock | None = None
 
     async def get(
-        self, env_ref: str, *, size: int, workers: int, simulator: str | None = None
+        self,
+        env_ref: str,
+        *,
+        size: int,
+        workers: int,
+        simulator: str | None = None,
+        backend: str = "process",
+        ray_options: dict[str, Any] | None = None,
     ) -> tuple[Any, Any, str | None]:
         """``(environment, pool, verifier source)``; a simulated one when ``simulator`` names a model."""
         from awm_envs import EnvPool, SimulatedEnvironment, load_environment
 
         if self._lock is None:
             self._lock = asyncio.Lock()
-        key = (env_ref, size, workers, simulator or "")
+        key = (env_ref, size, workers, simulator or "", backend)
         async with self._lock:
             if key not in self._pools:
                 real = load_environment(env_ref)
@@ -88,7 +95,9 @@ class _Pools:
                     sim = SimulatedEnvironment(real, simulator)
                     self._pools[key] = (sim, await sim.pool(size).start(), None)
                 else:
-                    pool = EnvPool(real, size=size, workers=workers)
+                    pool = EnvPool(
+                        real, size=size, workers=workers, backend=backend, ray_options=ray_options
+                    )
                     await pool.start()
                     verifiers = real.path / "verifiers.py"
                     source = verifiers.read_text(encoding="utf-8") if verifiers.is_file() else None
@@ -144,6 +153,8 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
         pool_size: int = 16,
         workers: int = 0,
         simulator: str | None = None,
+        backend: str = "process",
+        ray_options: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -154,12 +165,19 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
         self.pool_size = pool_size
         self.workers = workers
         self.simulator = simulator
+        self.backend = backend
+        self.ray_options = dict(ray_options) if ray_options else None
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[Any]:
         extra = dict(kwargs.get("extra_info") or {})
         env_id, task_id = str(extra["env_id"]), str(extra["task_id"])
         env, pool, source = await POOLS.get(
-            env_id, size=self.pool_size, workers=self.workers, simulator=self.simulator
+            env_id,
+            size=self.pool_size,
+            workers=self.workers,
+            simulator=self.simulator,
+            backend=self.backend,
+            ray_options=self.ray_options,
         )
         task: Task = next(t for t in env.tasks if t.id == task_id)
         policy = TokenPolicy(
