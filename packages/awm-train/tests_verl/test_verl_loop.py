@@ -146,3 +146,58 @@ def test_the_paper_recipe_composes_against_verl_s_own_config(tmp_path: Path) -> 
     assert cfg.actor_rollout_ref.actor.clip_ratio_high == 0.28
     assert cfg.actor_rollout_ref.rollout.agent.default_agent_loop == "awm_agent"
     assert cfg.actor_rollout_ref.rollout.prompt_length == 16384
+
+
+def test_a_grpo_group_of_awm_trajectories_through_verl_s_advantage_code(tokenizer: Any) -> None:
+    """Four samples of one task (two solved, two breaking the format) stored as verl stores them.
+
+    Rows are keyed ``{uid}_{session}_{turn}`` as in verl's V1 agent-loop storage, with
+    ``rm_scores`` as ``AgentLoopOutput.as_dict`` makes them; verl's own
+    ``compute_advantage_for_multi_trajectories`` must give every row of a trajectory the
+    same advantage, keep every row, and rank solved trajectories above failed ones.
+    """
+    import numpy as np
+    from verl.protocol import DataProto
+    from verl.trainer.ppo.core_algos import AdvantageEstimator
+    from verl.trainer.ppo.v1.utils import compute_advantage_for_multi_trajectories
+
+    config = _config()
+    task_id = "cart_coupon_checkout"
+    uid = "promptA"  # verl splits keys on "_": a uid must not contain one
+    scripts = [_reference_replies(task_id), ["No tool needed."]] * 2
+    keys, rows = [], []
+    for session, replies in enumerate(scripts):
+        loop, _ = _loop(config, tokenizer, _Scripted(tokenizer, list(replies)))
+        outputs = asyncio.run(
+            loop.run({"temperature": 1.0}, extra_info={"env_id": "shop", "task_id": task_id})
+        )
+        for i, out in enumerate(outputs):
+            keys.append(f"{uid}_{session}_{i}")
+            rows.append(out.as_dict())
+    width = max(r["responses"].numel() for r in rows)
+
+    def pad(t: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.pad(t, (0, width - t.numel()))
+
+    data = DataProto.from_dict(
+        tensors={
+            "response_mask": torch.stack([pad(r["response_mask"]) for r in rows]),
+            "token_level_rewards": torch.stack([pad(r["rm_scores"]) for r in rows]),
+        },
+        non_tensors={"uid": np.array([uid] * len(rows), dtype=object)},
+    )
+    out = compute_advantage_for_multi_trajectories(
+        data, keys, adv_estimator=AdvantageEstimator.GRPO
+    )
+    adv = out.batch["advantages"]
+    assert adv.shape[0] == len(rows) == len(keys)  # no row dropped
+    per_session: dict[str, set[float]] = {}
+    for key, row, mask in zip(keys, adv, out.batch["response_mask"], strict=True):
+        values = row[mask.bool()]
+        per_session.setdefault(key.rsplit("_", 1)[0], set()).update(
+            round(v, 5) for v in values.tolist()
+        )
+    assert all(len(v) == 1 for v in per_session.values()), per_session  # one advantage each
+    solved = {per_session[f"{uid}_{s}"].pop() for s in (0, 2)}
+    failed = {per_session[f"{uid}_{s}"].pop() for s in (1, 3)}
+    assert len(solved) == len(failed) == 1 and solved.pop() > 0 > failed.pop()
