@@ -56,6 +56,6 @@ def tiny_qwen3(tokenizer: Any, *, seed: int = 0, hidden: int = 64, layers: int =
     )
     config._attn_implementation = "sdpa"  # no flash-attention on a CPU
     # transformers' model classes are untyped
-    model: Any = Qwen3ForCausalLM(config)  # type: ignore[no-untyped-call]
+    model: Any = Qwen3ForCausalLM(config)  # type: ignore[no-untyped-call, unused-ignore]
     model.float().eval()
     return model

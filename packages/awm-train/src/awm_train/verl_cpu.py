@@ -22,7 +22,7 @@ from awm_train.tokens import TransformersGenerator
 __all__ = ["TransformersServerClient"]
 
 
-class TransformersServerClient(LLMServerClient):  # type: ignore[misc]  # verl is untyped
+class TransformersServerClient(LLMServerClient):  # type: ignore[misc, unused-ignore]  # verl is untyped
     """Generates for every agent loop of this worker with one local transformers model."""
 
     def __init__(self, config: Any, generator: TransformersGenerator, **kwargs: Any) -> None:

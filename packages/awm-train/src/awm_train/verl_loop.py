@@ -140,7 +140,7 @@ def episode_outputs(episode: TrainingEpisode, *, max_response_tokens: int) -> li
 
 
 @register(AGENT_NAME)
-class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc]  # verl is untyped
+class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl is untyped
     """Rolls out one awm task per call; see the module docstring for the configuration."""
 
     def __init__(
