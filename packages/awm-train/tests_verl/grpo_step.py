@@ -30,21 +30,17 @@ import torch.distributed as dist
 
 
 def main(model_dir: Path) -> dict[str, Any]:
-    import hydra
     import numpy as np
     import verl
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
     from tensordict import TensorDict
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from verl.experimental.agent_loop import agent_loop as verl_agent_loop
-    from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
     from verl.protocol import DataProto
     from verl.trainer.ppo.core_algos import AdvantageEstimator
     from verl.trainer.ppo.v1.utils import compute_advantage_for_multi_trajectories
     from verl.utils import tensordict_utils as tu
     from verl.utils.config import omega_conf_to_dataclass
-    from verl.utils.dataset.rl_dataset import RLHFDataset
     from verl.utils.model import compute_position_id_with_mask
     from verl.workers.engine_workers import TrainingWorker, TrainingWorkerConfig
     from verl.workers.utils.losses import ppo_loss
@@ -53,7 +49,7 @@ def main(model_dir: Path) -> dict[str, Any]:
     from awm_train.offline import chatml_tokenizer
     from awm_train.recipes import agent_loop_config
     from awm_train.tokens import ScriptedGenerator, TransformersGenerator
-    from awm_train.verl_cpu import TransformersServerClient
+    from awm_train.verl_cpu import build_agent_loop
 
     # --- the actor: verl's FSDP2 engine, world size 1, fp32 (a one-process "cluster")
     os.environ.update(
@@ -109,25 +105,13 @@ def main(model_dir: Path) -> dict[str, Any]:
             "data": {},
         }
     )
-    for entry in OmegaConf.load(agent_loop_config()):
-        verl_agent_loop._agent_loop_registry[entry.name] = entry
     task_id = "swap_trail_shoes"
     task = next(t for t in load_environment("shop").tasks if t.id == task_id)
 
     def rollout(generator: Any, response_length: int) -> list[Any]:
         cfg = loop_config.copy()
         cfg.actor_rollout_ref.rollout.response_length = response_length
-        loop = hydra.utils.instantiate(
-            config=verl_agent_loop._agent_loop_registry["awm_agent"],
-            trainer_config=DictConfigWrap(config=cfg),
-            server_manager=TransformersServerClient(cfg, generator),
-            tokenizer=tokenizer,
-            processor=None,
-            hf_model_type=None,
-            dataset_cls=RLHFDataset,
-            data_config=DictConfigWrap(cfg.data),
-            tools=ToolListWrap([]),
-        )
+        loop, _ = build_agent_loop(cfg, tokenizer, generator)
         outputs: list[Any] = asyncio.run(
             loop.run({"temperature": 1.0}, extra_info={"env_id": "shop", "task_id": task_id})
         )
@@ -154,12 +138,12 @@ def main(model_dir: Path) -> dict[str, Any]:
             fields.append(row)
             sampled.append(session % 2 == 0)
 
-    def jagged(name: str, values: list[torch.Tensor]) -> torch.Tensor:
+    def jagged(values: list[torch.Tensor]) -> torch.Tensor:
         return torch.nested.as_nested_tensor(values, layout=torch.jagged)
 
     seq_keys = ["input_ids", "position_ids", "prompts", "responses", "response_mask", "loss_mask"]
     batch = TensorDict(
-        {k: jagged(k, [f[k] for f in fields]) for k in seq_keys}, batch_size=[len(fields)]
+        {k: jagged([f[k] for f in fields]) for k in seq_keys}, batch_size=[len(fields)]
     )
 
     # --- advantages: verl's multi-trajectory GRPO over the group
@@ -206,8 +190,8 @@ def main(model_dir: Path) -> dict[str, Any]:
     # --- one update with verl's ppo_loss
     for key in ("calculate_entropy", "compute_loss", "global_token_num"):
         tu.pop(batch, key=key, default=None)
-    batch["old_log_probs"] = jagged("old_log_probs", old)
-    batch["advantages"] = jagged("advantages", advantages)
+    batch["old_log_probs"] = jagged(old)
+    batch["advantages"] = jagged(advantages)
     tu.assign_non_tensor(
         batch,
         calculate_entropy=False,

@@ -12,13 +12,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import hydra
 import pytest
 import torch
 from omegaconf import OmegaConf
-from verl.experimental.agent_loop import agent_loop as verl_agent_loop
-from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
-from verl.utils.dataset.rl_dataset import RLHFDataset
 
 from awm_envs import load_environment
 from awm_train.offline import smollm2_tokenizer, tiny_qwen3
@@ -64,23 +60,9 @@ class _Scripted:
 
 def _loop(config: Any, tokenizer: Any, generator: Any) -> Any:
     """Register the YAML entries and instantiate the loop as verl's AgentLoopWorker does."""
-    from awm_train.verl_cpu import TransformersServerClient
+    from awm_train.verl_cpu import build_agent_loop
 
-    for entry in OmegaConf.load(config.actor_rollout_ref.rollout.agent.agent_loop_config_path):
-        verl_agent_loop._agent_loop_registry[entry.name] = entry
-    client = TransformersServerClient(config, generator)
-    loop = hydra.utils.instantiate(
-        config=verl_agent_loop._agent_loop_registry["awm_agent"],
-        trainer_config=DictConfigWrap(config=config),
-        server_manager=client,
-        tokenizer=tokenizer,
-        processor=None,
-        hf_model_type=None,
-        dataset_cls=RLHFDataset,
-        data_config=DictConfigWrap(config.data),
-        tools=ToolListWrap([]),
-    )
-    return loop, client
+    return build_agent_loop(config, tokenizer, generator)
 
 
 def _reference_replies(task_id: str) -> list[str]:

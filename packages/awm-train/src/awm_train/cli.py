@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import click
@@ -159,11 +160,7 @@ def run_command(
     chosen = load_recipe(recipe)
     command = chosen.command(data, model=model, extra=list(ctx.args))
     if dry_run:
-        click.echo(
-            json.dumps(command)
-            if as_json
-            else chosen.shell(data, model=model, extra=list(ctx.args))
-        )
+        click.echo(json.dumps(command) if as_json else shlex.join(command))
         return
     if importlib.util.find_spec("verl") is None:
         raise click.ClickException("verl is not installed: pip install 'awm-train[verl]'")

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from awm_core.llm import ChatResponse
+from awm_core.llm import ChatResponse, LLMError
 from awm_core.llm.chat_template import response_from_text, template_messages
 from awm_core.models import Message, TokenUsage
 from awm_core.toolcalls import ToolCallFormat
@@ -80,8 +80,6 @@ class TokenPolicy:
     ) -> ChatResponse:
         prompt = self.prompt_ids(messages, tools)
         if self.max_prompt_tokens is not None and len(prompt) > self.max_prompt_tokens:
-            from awm_core.llm import LLMError
-
             raise LLMError(
                 f"the prompt has {len(prompt)} tokens, over max_prompt_tokens="
                 f"{self.max_prompt_tokens}; raise it or lower the history window"

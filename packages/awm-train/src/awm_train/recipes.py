@@ -10,11 +10,9 @@ user's own overrides last, so they win.
 from __future__ import annotations
 
 import importlib.resources
-import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from awm_core.errors import AWMError
 
@@ -77,9 +75,6 @@ class Recipe:
             "actor_rollout_ref.rollout.agent.default_agent_loop=awm_agent",
         ]
         return [python, "-m", "verl.trainer.main_ppo", *self.overrides, *base, *(extra or [])]
-
-    def shell(self, data: Path, **kw: Any) -> str:
-        return shlex.join(self.command(data, **kw))
 
 
 def load_recipe(name_or_path: str) -> Recipe:

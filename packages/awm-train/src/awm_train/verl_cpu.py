@@ -19,7 +19,7 @@ from verl.workers.rollout.replica import (  # type: ignore[import-not-found, unu
 
 from awm_train.tokens import TransformersGenerator
 
-__all__ = ["TransformersServerClient"]
+__all__ = ["TransformersServerClient", "build_agent_loop"]
 
 
 class TransformersServerClient(LLMServerClient):  # type: ignore[misc, unused-ignore]  # verl is untyped
@@ -48,3 +48,38 @@ class TransformersServerClient(LLMServerClient):  # type: ignore[misc, unused-ig
         return TokenOutput(
             token_ids=out.token_ids, log_probs=out.log_probs, stop_reason="completed"
         )
+
+
+def build_agent_loop(config: Any, tokenizer: Any, generator: Any) -> tuple[Any, Any]:
+    """``(agent loop, client)`` built exactly as verl's ``AgentLoopWorker`` builds one.
+
+    The entries of ``config.actor_rollout_ref.rollout.agent.agent_loop_config_path`` go
+    into verl's registry and ``awm_agent`` is instantiated through
+    ``hydra.utils.instantiate``, with a :class:`TransformersServerClient` over
+    ``generator`` as its ``server_manager``. For CPU runs and tests.
+    """
+    import hydra
+    from omegaconf import OmegaConf
+    from verl.experimental.agent_loop import (  # type: ignore[import-not-found, unused-ignore]
+        agent_loop as verl_agent_loop,
+    )
+    from verl.utils.dataset.rl_dataset import (  # type: ignore[import-not-found, unused-ignore]
+        RLHFDataset,
+    )
+
+    registry = verl_agent_loop._agent_loop_registry
+    for entry in OmegaConf.load(config.actor_rollout_ref.rollout.agent.agent_loop_config_path):
+        registry[entry.name] = entry
+    client = TransformersServerClient(config, generator)
+    loop = hydra.utils.instantiate(
+        config=registry["awm_agent"],
+        trainer_config=verl_agent_loop.DictConfigWrap(config=config),
+        server_manager=client,
+        tokenizer=tokenizer,
+        processor=None,
+        hf_model_type=None,
+        dataset_cls=RLHFDataset,
+        data_config=verl_agent_loop.DictConfigWrap(config.data),
+        tools=verl_agent_loop.ToolListWrap([]),
+    )
+    return loop, client

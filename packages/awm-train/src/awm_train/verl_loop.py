@@ -34,7 +34,7 @@ from verl.experimental.agent_loop.agent_loop import (  # type: ignore[import-not
 )
 
 from awm_core.history import DEFAULT_WINDOW
-from awm_core.models import Task
+from awm_core.models import Message, Task
 from awm_train.episode import TrainingEpisode, run_training_episode
 from awm_train.policy import TokenPolicy
 from awm_train.tokens import GeneratedTokens
@@ -201,14 +201,13 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
             episode, max_response_tokens=int(self.rollout_config.response_length)
         )
         if not outputs:  # the model never produced a turn (a generation error): one empty row
-            prompt = policy.prompt_ids(
-                [m for m in (episode.rollout.trajectory.messages if episode.rollout else [])] or [],
-                None,
-            )
+            eos = int(self.tokenizer.eos_token_id)
             outputs = [
                 AgentLoopOutput(
-                    prompt_ids=prompt or [int(self.tokenizer.eos_token_id)],
-                    response_ids=[int(self.tokenizer.eos_token_id)],
+                    prompt_ids=policy.prompt_ids(
+                        [Message(role="user", content=task.instruction)], None
+                    ),
+                    response_ids=[eos],
                     response_mask=[0],
                     reward_score=episode.reward,
                     num_turns=1,
