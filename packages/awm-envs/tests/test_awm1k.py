@@ -73,7 +73,7 @@ def test_release_files_are_joined_on_the_normalised_name(tmp_path: Path) -> None
     scenarios, problems = read_release(_make_release(tmp_path / "r"))
     assert set(scenarios) == {"library_3", "broken_app_1", "bad_data_2"}
     lib = scenarios["library_3"]
-    assert lib.verifiers[0][0] == "code" and lib.verifiers[1][0] == "sql"
+    assert lib.verifiers[0].mode == "code" and lib.verifiers[1].mode == "sql"
     messages = [p.message for p in problems]
     assert any("invalid JSON" in m for m in messages)
     assert any(p.scenario == "ghost_9" for p in problems)
@@ -92,10 +92,10 @@ def test_good_scenario_is_imported_and_serves_tools(imported) -> None:
     loan = inst.call_tool_sync("borrow_book", {"book_id": 2})
     assert not loan.is_error, loan.content
     # sold out now: the error reaches the agent and the failed call changes nothing
-    before = inst.snapshot()
+    before = inst.snapshot_sync()
     again = inst.call_tool_sync("borrow_book", {"book_id": 2})
     assert again.is_error and "not available" in str(again.content)
-    assert inst.snapshot() == before
+    assert inst.snapshot_sync() == before
 
 
 def test_imported_instances_are_isolated(imported) -> None:
@@ -115,10 +115,10 @@ def test_both_verifier_modes_run_with_the_native_signature(imported) -> None:
     env = load_environment(out / "library_3")
     borrow, listing = env.tasks
     inst = env.instance()
-    initial = inst.snapshot()
+    initial = inst.snapshot_sync()
     assert run_verifier(env, borrow, initial, initial).complete is False
     inst.call_tool_sync("borrow_book", {"book_id": 2})
-    assert run_verifier(env, borrow, initial, inst.snapshot()).complete is True
+    assert run_verifier(env, borrow, initial, inst.snapshot_sync()).complete is True
     listed = run_verifier(env, listing, initial, initial)
     assert listed.complete is False and listed.error is None
     assert listed.evidence == {
@@ -178,6 +178,6 @@ def test_export_then_import_round_trips_tasks_and_verifiers(imported, tmp_path: 
         t.instruction for t in load_environment(out / "library_3").tasks
     ]
     inst = env.instance()
-    initial = inst.snapshot()
+    initial = inst.snapshot_sync()
     inst.call_tool_sync("borrow_book", {"book_id": 2})
-    assert run_verifier(env, env.tasks[0], initial, inst.snapshot()).complete is True
+    assert run_verifier(env, env.tasks[0], initial, inst.snapshot_sync()).complete is True

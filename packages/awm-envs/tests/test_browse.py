@@ -28,12 +28,14 @@ def test_list_shows_sizes_and_validation_status(cli, tmp_path: Path) -> None:
     assert (
         shop["tables"] >= 8 and shop["rows"] >= 300 and shop["tools"] >= 20 and shop["tasks"] == 10
     )
-    assert shop["validation"] is None  # fresh cache: nothing validated yet
+    # fresh cache: the record shipped with the catalog (same content hash)
+    assert shop["validation"]["source"] == "shipped" and shop["validation"]["passed"] is True
     assert cli("envs", "validate", "shop").exit_code == 0
     rows = {r["id"]: r for r in json.loads(cli("envs", "list", "--json").output)}
     assert rows["shop"]["validation"]["passed"] is True
     assert rows["shop"]["validation"]["proven"] == 10
-    assert rows["bank"]["validation"] is None
+    assert "source" not in rows["shop"]["validation"]  # this machine's own record now
+    assert rows["bank"]["validation"]["source"] == "shipped"
 
 
 def test_validation_status_is_forgotten_when_the_bundle_changes(cli, tmp_path: Path) -> None:

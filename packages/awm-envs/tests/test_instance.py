@@ -49,17 +49,17 @@ def test_unknown_tool_lists_the_tools(library_env: Environment) -> None:
 def test_writes_commit_and_reset_restores_the_template(library_env: Environment) -> None:
     with library_env.instance() as inst:
         assert not inst.call_tool_sync("checkout_copy", {"copy_id": 4}).is_error
-        assert inst.query("SELECT status FROM copies WHERE copy_id = 4") == [("on_loan",)]
-        inst.reset()
-        assert inst.snapshot() == library_env.template
+        assert inst.query_sync("SELECT status FROM copies WHERE copy_id = 4") == [("on_loan",)]
+        inst.reset_sync()
+        assert inst.snapshot_sync() == library_env.template
 
 
 def test_a_call_that_fails_after_committing_changes_nothing(hostile_env: Environment) -> None:
     with hostile_env.instance() as inst:
-        before = inst.snapshot()
+        before = inst.snapshot_sync()
         result = inst.call_tool_sync("debug_write_then_fail", {})
         assert result.is_error and result.error_type == "tool_error"
-        assert inst.snapshot() == before
+        assert inst.snapshot_sync() == before
 
 
 def test_constraint_violation_is_a_conflict_and_rolled_back(library_env: Environment) -> None:
@@ -67,18 +67,18 @@ def test_constraint_violation_is_a_conflict_and_rolled_back(library_env: Environ
         assert not inst.call_tool_sync(
             "add_review", {"book_id": 1, "rating": 4, "body": "good"}
         ).is_error
-        before = inst.snapshot()
+        before = inst.snapshot_sync()
         dup = inst.call_tool_sync("add_review", {"book_id": 1, "rating": 2, "body": "again"})
         assert dup.error_type == "conflict" and "UNIQUE" in dup.content
-        assert inst.snapshot() == before
+        assert inst.snapshot_sync() == before
 
 
 def test_instances_are_isolated(library_env: Environment) -> None:
     a, b = library_env.instance(), library_env.instance()
     assert not a.call_tool_sync("checkout_copy", {"copy_id": 4}).is_error
     assert not b.call_tool_sync("checkout_copy", {"copy_id": 4}).is_error
-    a.close()
-    b.close()
+    a.close_sync()
+    b.close_sync()
 
 
 def test_async_form_and_async_endpoints(library_env: Environment) -> None:
@@ -90,11 +90,11 @@ def test_async_form_and_async_endpoints(library_env: Environment) -> None:
         assert not (
             await inst.call_tool("add_review", {"book_id": 2, "rating": 5, "body": "yes"})
         ).is_error
-        review_id = inst.query("SELECT MAX(review_id) FROM reviews")[0][0]
+        review_id = inst.query_sync("SELECT MAX(review_id) FROM reviews")[0][0]
         assert (await inst.call_tool("delete_review", {"review_id": review_id})).content == {
             "deleted": review_id
         }
-        inst.close()
+        inst.close_sync()
 
     asyncio.run(run())
 
@@ -107,13 +107,13 @@ def test_sync_form_runs_async_endpoints_too(library_env: Environment) -> None:
 def test_snapshot_and_restore(library_env: Environment) -> None:
     with library_env.instance() as inst:
         inst.call_tool_sync("checkout_copy", {"copy_id": 4})
-        image = inst.snapshot()
-        inst.reset()
-        inst.restore(image)
-        assert inst.query("SELECT status FROM copies WHERE copy_id = 4") == [("on_loan",)]
+        image = inst.snapshot_sync()
+        inst.reset_sync()
+        inst.restore_sync(image)
+        assert inst.query_sync("SELECT status FROM copies WHERE copy_id = 4") == [("on_loan",)]
 
 
 def test_closed_instance_answers_with_an_error(library_env: Environment) -> None:
     inst = library_env.instance()
-    inst.close()
+    inst.close_sync()
     assert inst.call_tool_sync("get_book", {"book_id": 1}).error_type == "environment_error"

@@ -61,4 +61,4 @@ def test_concurrent_instances_match_isolated_replays(library_env: Environment) -
                 r = alone.call_tool_sync(tool, args)
                 replay.append((r.is_error, r.error_type, r.content))
             assert replay == results[i], f"instance {i} saw different results"
-            assert alone.snapshot() == images[i], f"instance {i} ended in a different state"
+            assert alone.snapshot_sync() == images[i], f"instance {i} ended in a different state"

@@ -19,7 +19,7 @@ def test_release_resets_and_acquire_waits_when_all_are_busy(library_env: Environ
             assert not waiter.done()  # back-pressure
             await pool.release(a)
             c = await asyncio.wait_for(waiter, 5)
-            assert c is a and c.snapshot() == library_env.template  # reset on release
+            assert c is a and c.snapshot_sync() == library_env.template  # reset on release
             await pool.release(b)
             await pool.release(c)
 

@@ -72,7 +72,7 @@ def test_the_episode_loop_runs_on_it_like_on_an_executable_environment() -> None
     async def go() -> Termination:
         async with sim.pool(size=1) as pool, pool.instance() as inst:
             traj = await run_episode(ReferencePolicy(task), inst, task, env_id=sim.id)
-            assert inst.snapshot() == real.template  # nothing executes, nothing changes
+            assert inst.snapshot_sync() == real.template  # nothing executes, nothing changes
             return traj.termination
 
     assert asyncio.run(go()) == Termination.FINAL_ANSWER

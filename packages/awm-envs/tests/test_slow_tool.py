@@ -43,8 +43,8 @@ async def test_a_slow_sync_tool_runs_off_the_event_loop_after_its_first_slow_cal
         assert waited < 1.0, f"another instance's call waited {waited:.2f}s behind a slow tool"
         assert not (await slow).is_error
     finally:
-        a.close()
-        b.close()
+        a.close_sync()
+        b.close_sync()
 
 
 async def test_calls_on_one_instance_still_run_one_at_a_time(slow_env: Environment) -> None:
@@ -59,11 +59,11 @@ async def test_calls_on_one_instance_still_run_one_at_a_time(slow_env: Environme
         assert not other.is_error and not write.done() and not slow.done()
         checkout = await write
         assert slow.done() and not checkout.is_error
-        assert a.query("SELECT status FROM copies WHERE copy_id = 4") == [("on_loan",)]
-        assert b.query("SELECT status FROM copies WHERE copy_id = 4") == [("available",)]
+        assert a.query_sync("SELECT status FROM copies WHERE copy_id = 4") == [("on_loan",)]
+        assert b.query_sync("SELECT status FROM copies WHERE copy_id = 4") == [("available",)]
     finally:
-        a.close()
-        b.close()
+        a.close_sync()
+        b.close_sync()
 
 
 async def test_fast_tools_stay_inline_and_one_stalled_call_does_not_mark_a_tool(

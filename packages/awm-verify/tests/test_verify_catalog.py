@@ -34,9 +34,9 @@ def test_shop_verifier_accepts_the_reference_and_rejects_the_initial_state(
     try:
         for call in task.reference_solution or []:
             assert not inst.call_tool_sync(call.tool, call.arguments).is_error
-        final = inst.snapshot()
+        final = inst.snapshot_sync()
     finally:
-        inst.close()
+        inst.close_sync()
     done = pool.run(
         source,
         initial=env.template,

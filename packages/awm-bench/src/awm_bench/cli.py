@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
+
+from awm_core.console import make_console
 
 # catalog environments the demo validates and rolls out (kept here: this module must stay
 # light, because every `awm` start loads it; the demo itself is imported when it runs)
@@ -70,9 +70,7 @@ def demo(
     """
     from awm_bench.demo import DemoConfig, print_summary, run_demo
 
-    console = Console(stderr=as_json)
-    if not console.is_terminal:  # logs and CI: wide enough for the summary table
-        console = Console(stderr=as_json, width=max(console.width, 140))
+    console = make_console(stderr=as_json)  # logs and CI: wide enough for the summary table
     config = DemoConfig(
         out=out,
         model=model,
@@ -111,12 +109,19 @@ def bench() -> None:
 @click.option("--judge-model", default=None, help="Backend spec for llm judges.")
 @click.option(
     "--workers",
-    type=int,
+    type=click.IntRange(min=0),
     default=0,
     show_default=True,
     help="Sandbox worker processes (0 = in-process).",
 )
-@click.option("--max-steps", type=int, default=20, show_default=True)
+@click.option("--max-steps", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write DIR/trajectories.jsonl (with verdicts), DIR/summary.json and DIR/report.html; "
+    "browse them with awm view DIR.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def bench_tasks(
     envs: tuple[str, ...],
@@ -125,15 +130,28 @@ def bench_tasks(
     judge_model: str | None,
     workers: int,
     max_steps: int,
+    out: Path | None,
     as_json: bool,
 ) -> None:
-    """Pass@1 by complexity bucket for one policy on the tasks of ENVS."""
-    from awm_bench.evaluate import PolicyFactory, evaluate_environment
+    """Pass@1 by complexity bucket for one policy on the tasks of ENVS.
+
+    --out DIR keeps every trajectory with its verdict (awm view DIR).
+    """
+    import asyncio
+    import time
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from awm_bench.demo import DemoResult, print_summary
+    from awm_bench.evaluate import EpisodeOutcome, PolicyFactory, evaluate_environment
+    from awm_bench.report_html import render_report
     from awm_core.episode import ActingPolicy, Policy, ReferencePolicy
     from awm_core.llm import get_backend
-    from awm_core.models import Task
+    from awm_core.models import Task, Trajectory
+    from awm_envs import load_environment
     from awm_verify import get_judge
 
+    environments = [load_environment(e) for e in envs]  # an unknown id fails before any work
     judge_obj = get_judge(judge, model=judge_model) if judge_model else get_judge(judge)
     factory: PolicyFactory
     if model == "reference":
@@ -146,15 +164,60 @@ def bench_tasks(
 
         factory = model_policy
 
-    reports = [
-        asyncio.run(
-            evaluate_environment(e, factory, judge=judge_obj, workers=workers, max_steps=max_steps)
+    started = time.perf_counter()
+    trajectories: list[Trajectory] = []
+    total = sum(len(e.tasks) for e in environments)
+    # the bar goes to stderr and disappears when done; stdout keeps the table or the JSON
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[last]}"),
+        console=make_console(stderr=True),
+        transient=True,
+    ) as progress:
+        bar = progress.add_task("bench tasks", total=total, last="")
+
+        def tick(outcome: EpisodeOutcome) -> None:
+            progress.update(
+                bar, advance=1, last=f"{outcome.env_id}/{outcome.task_id}: {outcome.label}"
+            )
+
+        reports = [
+            asyncio.run(
+                evaluate_environment(
+                    e,
+                    factory,
+                    judge=judge_obj,
+                    workers=workers,
+                    max_steps=max_steps,
+                    trajectories=trajectories,
+                    on_outcome=tick,
+                )
+            )
+            for e in environments
+        ]
+    result = DemoResult(reports=reports, wall_s=time.perf_counter() - started)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        with (out / "trajectories.jsonl").open("w", encoding="utf-8") as fh:
+            for traj in trajectories:
+                fh.write(traj.model_dump_json() + "\n")
+        summary = {
+            "model": model,
+            "judge": judge_obj.name,
+            "wall_s": round(result.wall_s, 3),
+            "reports": [r.to_json() for r in reports],
+        }
+        (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        html = render_report(
+            title="awm bench tasks",
+            reports=reports,
+            facts={"model": model, "judge": judge_obj.name, "wall time": f"{result.wall_s:.1f} s"},
         )
-        for e in envs
-    ]
+        result.report_path = out / "report.html"
+        result.report_path.write_text(html, encoding="utf-8")
     if as_json:
         click.echo(json.dumps([r.to_json() for r in reports], indent=2))
         return
-    from awm_bench.demo import DemoResult, print_summary
-
-    print_summary(DemoResult(reports=reports), Console())
+    print_summary(result, make_console(), title="awm bench tasks")

@@ -200,9 +200,9 @@ async def _run(config: DemoConfig, console: Console) -> DemoResult:
     return result
 
 
-def print_summary(result: DemoResult, console: Console) -> None:
-    """The closing table: per environment and policy."""
-    table = Table(title="awm demo summary")
+def print_summary(result: DemoResult, console: Console, *, title: str = "awm demo summary") -> None:
+    """The closing table: per environment and policy, then the report's path and the wall time."""
+    table = Table(title=title)
     for col in (
         "environment",
         "policy",
@@ -228,7 +228,10 @@ def print_summary(result: DemoResult, console: Console) -> None:
             f"{r.reset_latency_us['median']:.1f}",
         )
     console.print(table)
-    console.print(f"report: {result.report_path}   wall time: {result.wall_s:.1f} s")
+    footer = [f"wall time: {result.wall_s:.1f} s"]
+    if result.report_path is not None:
+        footer.insert(0, f"report: {result.report_path}")
+    console.print("   ".join(footer))
 
 
 def run_demo(config: DemoConfig, console: Console | None = None) -> DemoResult:

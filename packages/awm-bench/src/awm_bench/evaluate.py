@@ -173,12 +173,15 @@ async def evaluate_environment(
     max_steps: int = 20,
     checks: StepChecks | None = None,
     trajectories: list[Trajectory] | None = None,
+    on_outcome: Callable[[EpisodeOutcome], None] | None = None,
 ) -> EnvReport:
     """Roll out ``tasks`` (default: all) once each and verify every episode.
 
     ``workers=0`` runs instances in this process (trusted bundles); ``workers>0``
     hosts them in sandbox processes. Finished trajectories are appended to
-    ``trajectories`` when a list is given.
+    ``trajectories`` when a list is given, each with its verdict in
+    ``metadata["verdict"]`` (label, reward, reasoning); ``on_outcome`` is called
+    as each episode finishes (a progress bar).
     """
     environment = env if isinstance(env, Environment) else load_environment(env)
     judge_obj = get_judge(judge) if isinstance(judge, str) else judge
@@ -205,16 +208,25 @@ async def evaluate_environment(
                     checks=checks,
                     verifier_source=source,
                 )
-            if trajectories is not None:
-                trajectories.append(done.trajectory)
             reasoning = (
                 done.report.verdict.reasoning
                 if done.report is not None
                 else f"judge failed: {done.judge_error}"
             )
-            return _outcome(
+            if trajectories is not None:
+                done.trajectory.metadata["verdict"] = {
+                    "label": done.label,
+                    "reward": done.reward,
+                    "reasoning": reasoning,
+                    "judge": judge_obj.name,
+                }
+                trajectories.append(done.trajectory)
+            outcome = _outcome(
                 environment.id, task, done.trajectory, done.label, done.reward, reasoning
             )
+            if on_outcome is not None:
+                on_outcome(outcome)
+            return outcome
 
         outcomes = list(await asyncio.gather(*(one(t) for t in chosen)))
         reset = await measure_reset_us(pool)

@@ -10,6 +10,9 @@ from awm_core.hookspecs import hookimpl
 @hookimpl
 def register_commands(cli: click.Group) -> None:
     from awm_bench.cli import bench, demo
+    from awm_bench.suite_cli import COMMANDS
 
+    for command in COMMANDS:  # awm bench list | run | report | compare
+        bench.add_command(command)
     cli.add_command(demo)
     cli.add_command(bench)

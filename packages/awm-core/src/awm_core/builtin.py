@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from awm_core.hookspecs import Register, hookimpl
+from awm_core.lazycli import add_lazy
 
 
 def _openai_factory(model: str, **options: Any) -> Any:
@@ -36,8 +37,22 @@ def register_llm_backends(register: Register) -> None:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from awm_core.llm.serve import serve_llm_command
-    from awm_core.run_command import run_command
-
-    cli.add_command(run_command)
-    cli.add_command(serve_llm_command)
+    # imported when used, so `awm --help` stays fast (see awm_core.lazycli)
+    add_lazy(
+        cli,
+        "run",
+        "awm_core.run_command:run_command",
+        "Run one episode of a model (or the reference solution).",
+    )
+    add_lazy(
+        cli,
+        "serve-llm",
+        "awm_core.llm.serve:serve_llm_command",
+        "Serve an awm LLM backend as an OpenAI-compatible endpoint.",
+    )
+    add_lazy(
+        cli,
+        "view",
+        "awm_core.view_command:view_command",
+        "Browse trajectories and their verdicts.",
+    )

@@ -11,13 +11,10 @@ import sys
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from awm_core import __version__
 from awm_core.errors import AWMError, PluginError
+from awm_core.lazycli import LazyGroup
 from awm_core.plugins import get_plugins, load_plugins, pm
-from awm_core.schemas import json_schema, schema_names
 
 
 def emit_json(data: Any) -> None:
@@ -25,10 +22,14 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", "-V", prog_name="awm")
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(None, "--version", "-V", package_name="awm-core", prog_name="awm")
 def cli() -> None:
-    """awm: executable, database-backed tool-use environments for training agents."""
+    """awm: executable, database-backed tool-use environments for training agents.
+
+    Shell completion (bash, zsh, fish): add
+    eval "$(_AWM_COMPLETE=bash_source awm)" to ~/.bashrc (zsh_source, fish_source).
+    """
 
 
 @cli.command(name="plugins")
@@ -51,13 +52,17 @@ def plugins_command(as_json: bool) -> None:
             ]
         )
         return
+    from rich.table import Table
+
+    from awm_core.console import make_console
+
     table = Table(title="awm plugins")
     for col in ("name", "package", "version", "origin", "hooks", "registers"):
         table.add_column(col)
     for i in infos:
         regs = "; ".join(f"{k}: {', '.join(v)}" for k, v in i.registers.items() if v)
         table.add_row(i.name, i.package or "", i.version or "", i.origin, "\n".join(i.hooks), regs)
-    Console().print(table)
+    make_console().print(table)
 
 
 @cli.command(name="schema")
@@ -65,6 +70,8 @@ def plugins_command(as_json: bool) -> None:
 @click.option("--list", "list_names", is_flag=True, help="List the schema names.")
 def schema_command(name: str | None, list_names: bool) -> None:
     """Print the versioned JSON Schema of a boundary model (task, trajectory, ...)."""
+    from awm_core.schemas import json_schema, schema_names
+
     if list_names or name is None:
         for n in schema_names():
             click.echo(n)
@@ -107,6 +114,10 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("Aborted.", err=True)
         sys.exit(130)
     except AWMError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as exc:
+        # a path the user gave is wrong: say which, without a traceback
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
 

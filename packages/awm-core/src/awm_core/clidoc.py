@@ -10,6 +10,8 @@ import click
 
 from awm_core.cli import build_cli
 
+HELP_NAMES = ["-h", "--help"]
+
 HEADER = """# awm command reference
 
 Generated from the CLI by `python -m awm_core.clidoc > docs/cli.md`; do not edit by hand.
@@ -36,9 +38,17 @@ def render_cli_reference(root: click.Command | None = None) -> str:
         info_name = path[-1]
         parent = None
         for name in path[:-1]:
-            parent = click.Context(click.Command(name), info_name=name, parent=parent)
+            parent = click.Context(
+                click.Command(name), info_name=name, parent=parent, help_option_names=HELP_NAMES
+            )
+        # every command inherits the root's -h/--help, as it does when it runs
         ctx = click.Context(
-            cmd, info_name=info_name, parent=parent, terminal_width=100, max_content_width=100
+            cmd,
+            info_name=info_name,
+            parent=parent,
+            terminal_width=100,
+            max_content_width=100,
+            help_option_names=HELP_NAMES,
         )
         parts.append(f"## `{' '.join(path)}`\n\n```text\n{cmd.get_help(ctx).rstrip()}\n```\n")
     return "\n".join(parts)

@@ -246,7 +246,7 @@ def _violation(kind: Violation, detail: str) -> _Ended:
 
 
 def _new_trajectory(
-    policy: ActingPolicy,
+    policy_name: str,
     session: EnvSession,
     task: Task,
     system: str,
@@ -263,7 +263,7 @@ def _new_trajectory(
             Message(role="user", content=task.instruction),
         ],
         started_at=datetime.now(UTC),
-        metadata={"policy": policy.name, "format": form.name, **metadata},
+        metadata={"policy": policy_name, "format": form.name, **metadata},
     )
 
 
@@ -320,6 +320,132 @@ def _check_parsed(parsed: ParseResult, checks: StepChecks, state: _State) -> Too
     return parsed.call
 
 
+class EpisodeRun:
+    """The episode loop as a state machine: the caller brings each assistant turn.
+
+    :func:`run_episode` drives it with a policy; a trainer or a gym-style wrapper
+    (:mod:`awm_verify.gym`) drives it with text it got elsewhere. Either way every
+    turn goes through the same parser, step checks, tool dispatch and history
+    window, so there is one loop. ``prompt()`` is what the model should see next;
+    ``step(response)`` records the turn, runs its call and ends the trajectory
+    when the turn ends it.
+    """
+
+    def __init__(
+        self,
+        session: EnvSession,
+        task: Task,
+        *,
+        policy_name: str = "external",
+        max_steps: int = 20,
+        history_window: int | None = DEFAULT_WINDOW,
+        fmt: str | ToolCallFormat = "hermes",
+        checks: StepChecks | None = None,
+        lenient: bool = False,
+        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        env_id: str = "",
+    ) -> None:
+        self.session = session
+        self.task = task
+        self.format = get_format(fmt)
+        self.checks = checks or StepChecks()
+        self.max_steps = max_steps
+        self.history_window = history_window
+        self.lenient = lenient
+        self._meta_schemas = {t.name: t.input_schema for t in META_TOOLS}
+        self.request_tools = self.format.request_tools(META_TOOLS)
+        system = self.format.system_prompt(system_prompt, META_TOOLS)
+        self.trajectory = _new_trajectory(
+            policy_name,
+            session,
+            task,
+            system,
+            self.format,
+            env_id,
+            {"history_window": history_window, "max_steps": max_steps, "lenient": lenient},
+        )
+        self._state = _State()
+        self._done = False
+        if max_steps <= 0:
+            self.end(Termination.MAX_STEPS, f"no final answer within {max_steps} steps")
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def prompt(self) -> list[Message]:
+        """The messages for the next turn: the history, truncated to the window."""
+        return truncate_history(self.trajectory.messages, self.history_window)
+
+    def end(self, termination: Termination, reason: str | None) -> Trajectory:
+        """End the trajectory (a model error, a caller's timeout...); later calls are no-ops."""
+        traj = self.trajectory
+        if not self._done:
+            self._done = True
+            traj.termination = termination
+            traj.termination_reason = reason
+            traj.finished_at = datetime.now(UTC)
+            traj.usage = sum((s.usage for s in traj.steps), TokenUsage())
+        return traj
+
+    async def step(self, response: ChatResponse, *, latency_s: float = 0.0) -> StepRecord:
+        """Record one assistant turn and act on it; raises ``RuntimeError`` once done."""
+        if self.done:
+            raise RuntimeError(f"the episode has ended ({self.trajectory.termination})")
+        traj, form, checks, state = self.trajectory, self.format, self.checks, self._state
+        index = len(traj.steps)
+        parsed = form.parse(
+            response,
+            self._meta_schemas,
+            require_reasoning=checks.require_reasoning,
+            lenient=self.lenient,
+        )
+        if self.lenient and parsed.failure is ParseFailure.UNKNOWN_TOOL and parsed.call is not None:
+            parsed = _wrap_direct_call(parsed, state)
+        call = parsed.call
+        assistant = form.assistant_message(response, parsed)
+        if call is not None and call.id is None:
+            call = call.model_copy(update={"id": f"call_{index}"})
+            parsed = replace(parsed, call=call)
+            if assistant.tool_calls:
+                assistant = assistant.model_copy(update={"tool_calls": [call]})
+        step = StepRecord(
+            index=index,
+            assistant=assistant,
+            tool_call=call,
+            model_latency_s=response.latency_s or latency_s,
+            usage=response.usage,
+        )
+        traj.steps.append(step)
+        traj.messages.append(assistant)
+        try:
+            call = _check_parsed(parsed, checks, state)
+            if call is None:
+                traj.final_answer = parsed.content
+                self.end(Termination.FINAL_ANSWER, None)
+                return step
+            if call.name == LIST_TOOLS:
+                result = await _list_tools(self.session, state, checks)
+            else:
+                result = await _call_tool(call, self.session, state, checks, self.lenient)
+            step.result = result
+            traj.messages.append(form.tool_message(call, render_result(result)))
+            if result.error_type == "environment_error":
+                raise _Ended(Termination.ENVIRONMENT_ERROR, render_result(result)[:300])
+            if result.is_error and checks.fail_on_tool_error:
+                raise _violation(Violation.TOOL_ERROR_RESPONSE, render_result(result)[:300])
+            if not result.is_error and call.name == CALL_TOOL:
+                state.successes += 1
+        except _Ended as ended:
+            if ended.violation is not None:
+                step.violation = ended.violation.value
+            self.end(ended.termination, f"step {index}: {ended.reason}")
+            return step
+        if len(traj.steps) >= self.max_steps:
+            self.end(Termination.MAX_STEPS, f"no final answer within {self.max_steps} steps")
+        return step
+
+
 async def run_episode(
     policy: ActingPolicy,
     session: EnvSession,
@@ -339,85 +465,27 @@ async def run_episode(
     (``None`` keeps the whole history). ``lenient`` repairs near-miss tool calls
     instead of ending the episode, for evaluation.
     """
-    form = get_format(fmt)
-    checks = checks or StepChecks()
-    meta_schemas = {t.name: t.input_schema for t in META_TOOLS}
-    system = form.system_prompt(system_prompt, META_TOOLS)
-    request_tools = form.request_tools(META_TOOLS)
-    traj = _new_trajectory(
-        policy,
+    run = EpisodeRun(
         session,
         task,
-        system,
-        form,
-        env_id,
-        {
-            "history_window": history_window,
-            "max_steps": max_steps,
-            "lenient": lenient,
-        },
+        policy_name=policy.name,
+        max_steps=max_steps,
+        history_window=history_window,
+        fmt=fmt,
+        checks=checks,
+        lenient=lenient,
+        system_prompt=system_prompt,
+        env_id=env_id,
     )
-    state = _State()
-
-    def end(termination: Termination, reason: str | None) -> Trajectory:
-        traj.termination = termination
-        traj.termination_reason = reason
-        traj.finished_at = datetime.now(UTC)
-        traj.usage = sum((s.usage for s in traj.steps), TokenUsage())
-        return traj
-
-    for index in range(max_steps):
-        prompt = truncate_history(traj.messages, history_window)
+    while not run.done:
         started = time.perf_counter()
         try:
-            response = await policy.respond(prompt, fmt=form, tools=request_tools)
+            response = await policy.respond(run.prompt(), fmt=run.format, tools=run.request_tools)
         except LLMError as exc:
-            return end(Termination.MODEL_ERROR, f"step {index}: {type(exc).__name__}: {exc}")
-        model_latency = response.latency_s or (time.perf_counter() - started)
-        parsed = form.parse(
-            response, meta_schemas, require_reasoning=checks.require_reasoning, lenient=lenient
-        )
-        if lenient and parsed.failure is ParseFailure.UNKNOWN_TOOL and parsed.call is not None:
-            parsed = _wrap_direct_call(parsed, state)
-        call = parsed.call
-        assistant = form.assistant_message(response, parsed)
-        if call is not None and call.id is None:
-            call = call.model_copy(update={"id": f"call_{index}"})
-            parsed = replace(parsed, call=call)
-            if assistant.tool_calls:
-                assistant = assistant.model_copy(update={"tool_calls": [call]})
-        step = StepRecord(
-            index=index,
-            assistant=assistant,
-            tool_call=call,
-            model_latency_s=model_latency,
-            usage=response.usage,
-        )
-        traj.steps.append(step)
-        traj.messages.append(assistant)
-        try:
-            call = _check_parsed(parsed, checks, state)
-            if call is None:
-                traj.final_answer = parsed.content
-                return end(Termination.FINAL_ANSWER, None)
-            if call.name == LIST_TOOLS:
-                result = await _list_tools(session, state, checks)
-            else:
-                result = await _call_tool(call, session, state, checks, lenient)
-            step.result = result
-            traj.messages.append(form.tool_message(call, render_result(result)))
-            if result.error_type == "environment_error":
-                raise _Ended(Termination.ENVIRONMENT_ERROR, render_result(result)[:300])
-            if result.is_error and checks.fail_on_tool_error:
-                raise _violation(Violation.TOOL_ERROR_RESPONSE, render_result(result)[:300])
-            if not result.is_error and call.name == CALL_TOOL:
-                state.successes += 1
-        except _Ended as ended:
-            if ended.violation is not None:
-                step.violation = ended.violation.value
-            return end(ended.termination, f"step {index}: {ended.reason}")
-
-    return end(Termination.MAX_STEPS, f"no final answer within {max_steps} steps")
+            index = len(run.trajectory.steps)
+            return run.end(Termination.MODEL_ERROR, f"step {index}: {type(exc).__name__}: {exc}")
+        await run.step(response, latency_s=time.perf_counter() - started)
+    return run.trajectory
 
 
 def _checked(failure: ParseFailure, checks: StepChecks) -> bool:

@@ -95,4 +95,8 @@ def register_benchmark_converters(register: Register) -> None:
 
 @hookspec
 def register_commands(cli: click.Group) -> None:
-    """Called once when the ``awm`` CLI starts: add commands or groups to ``cli``."""
+    """Called once when the ``awm`` CLI starts: add commands or groups to ``cli``.
+
+    ``cli`` is an :class:`awm_core.lazycli.LazyGroup`: ``cli.add_lazy_command(name,
+    "module:attr", help)`` imports the command only when it runs.
+    """

@@ -7,7 +7,12 @@ implements). A source that can run episodes offers, besides ``list_ids()`` and
 ``path(env_id)``:
 
 * ``open_session(env_id)`` returning an :class:`EnvSession` (or an awaitable of one);
-* ``tasks(env_id)`` returning the environment's :class:`Task` list.
+* ``tasks(env_id)`` returning the environment's :class:`Task` list;
+* optionally ``env_id(ref)``, the canonical id a trajectory records.
+
+A bundle folder path that no source lists is handed to the first source that
+can open sessions (awm-envs' catalog source opens any bundle folder, in a
+sandbox worker when it is not a shipped catalog bundle).
 
 That is the whole hook point: awm-core does not depend on awm-envs.
 """
@@ -17,9 +22,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import sys
+from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -28,7 +37,7 @@ from awm_core.errors import AWMError, UnknownNameError
 from awm_core.fake_env import ENV_ID as FAKE_ENV_ID
 from awm_core.fake_env import FakeNotesEnv
 from awm_core.llm.base import get_backend
-from awm_core.models import Complexity, Task, Trajectory
+from awm_core.models import Complexity, Task, Termination, Trajectory
 from awm_core.registry import get_env_sources
 from awm_core.session import EnvSession
 
@@ -37,30 +46,45 @@ class EnvironmentSourceError(AWMError):
     """An environment source lists the id but cannot open a session for it."""
 
 
-async def open_environment(env_id: str) -> tuple[EnvSession, list[Task]]:
-    """A session and the tasks of environment ``env_id`` (see the module docstring)."""
+async def open_environment(env_id: str) -> tuple[EnvSession, list[Task], str]:
+    """A session, the tasks and the canonical id of ``env_id`` (see the module docstring)."""
     if env_id == FAKE_ENV_ID:
-        return FakeNotesEnv(), FakeNotesEnv.tasks()
+        return FakeNotesEnv(), FakeNotesEnv.tasks(), FAKE_ENV_ID
     sources = get_env_sources()
     known = [FAKE_ENV_ID]
+    chosen: tuple[str, Any] | None = None
     for name, source in sources.items():
         ids = list(source.list_ids())
         known += ids
-        if env_id not in ids:
-            continue
-        opener = getattr(source, "open_session", None)
-        if opener is None:
+        if env_id in ids:
+            chosen = (name, source)
+            break
+    if chosen is None and Path(env_id).is_dir():  # a bundle folder: any source that opens them
+        chosen = next(
+            ((n, s) for n, s in sources.items() if getattr(s, "open_session", None)), None
+        )
+        if chosen is None:
             raise EnvironmentSourceError(
-                f"environment source {name!r} lists {env_id!r} but cannot open sessions; "
-                "install or upgrade awm-envs (pip install awm-envs)"
+                f"{env_id} is a folder, but no installed environment source can open sessions; "
+                "install awm-envs (pip install awm-envs)"
             )
-        session = opener(env_id)
-        if inspect.isawaitable(session):
-            session = await session
-        tasks_fn = getattr(source, "tasks", None)
-        tasks = list(tasks_fn(env_id)) if tasks_fn is not None else []
-        return session, tasks
-    raise UnknownNameError("environment", env_id, known)
+    if chosen is None:
+        raise UnknownNameError("environment", env_id, known)
+    name, source = chosen
+    opener = getattr(source, "open_session", None)
+    if opener is None:
+        raise EnvironmentSourceError(
+            f"environment source {name!r} lists {env_id!r} but cannot open sessions; "
+            "install or upgrade awm-envs (pip install awm-envs)"
+        )
+    tasks_fn = getattr(source, "tasks", None)
+    tasks = list(tasks_fn(env_id)) if tasks_fn is not None else []
+    id_fn = getattr(source, "env_id", None)
+    canonical = str(id_fn(env_id)) if id_fn is not None else env_id
+    session = opener(env_id)
+    if inspect.isawaitable(session):
+        session = await session
+    return session, tasks, canonical
 
 
 def pick_task(tasks: list[Task], task_id: str | None, instruction: str | None) -> Task:
@@ -79,26 +103,29 @@ def pick_task(tasks: list[Task], task_id: str | None, instruction: str | None) -
 
 def print_trajectory(traj: Trajectory, console: Console) -> None:
     """A readable summary: one row per step, then how it ended."""
-    console.print(Panel(traj.instruction, title=f"{traj.env_id} / {traj.task_id}"))
+    console.print(Panel(escape(traj.instruction), title=escape(f"{traj.env_id} / {traj.task_id}")))
     table = Table(show_lines=True)
     for col in ("#", "reasoning", "call", "result", "model s", "tool s"):
         table.add_column(col, overflow="fold")
     for step in traj.steps:
         call = step.tool_call
-        call_text = f"{call.name}({json.dumps(call.arguments)})" if call else "(final answer)"
+        call_text = f"{call.name}({json.dumps(call.arguments)})"[:300] if call else "(final answer)"
         if step.violation:
-            call_text += f"\n[red]violation: {step.violation}[/red]"
+            call_text = escape(call_text) + f"\n[red]violation: {escape(step.violation)}[/red]"
+        else:
+            call_text = escape(call_text)
         result = ""
         if step.result is not None:
             content = step.result.content
             result = content if isinstance(content, str) else json.dumps(content, default=str)
+            result = escape(result[:300])
             if step.result.is_error:
                 result = f"[red]{step.result.error_type}[/red] {result}"
         table.add_row(
             str(step.index),
-            (step.assistant.reasoning or "")[:200],
-            call_text[:300],
-            result[:300],
+            escape((step.assistant.reasoning or "")[:200]),
+            call_text,
+            result,
             f"{step.model_latency_s:.2f}",
             f"{step.result.latency_s:.4f}" if step.result else "",
         )
@@ -106,9 +133,9 @@ def print_trajectory(traj: Trajectory, console: Console) -> None:
     colour = "green" if traj.termination == "final_answer" else "red"
     console.print(f"[{colour}]termination: {traj.termination.value}[/{colour}]")
     if traj.termination_reason:
-        console.print(f"reason: {traj.termination_reason}")
+        console.print(f"reason: {escape(traj.termination_reason)}")
     if traj.final_answer is not None:
-        console.print(Panel(traj.final_answer or "(empty)", title="final answer"))
+        console.print(Panel(escape(traj.final_answer or "(empty)"), title="final answer"))
     console.print(
         f"tokens: {traj.usage.prompt_tokens} prompt + {traj.usage.completion_tokens} completion"
     )
@@ -135,6 +162,12 @@ def print_trajectory(traj: Trajectory, console: Console) -> None:
 @click.option("--require-reasoning", is_flag=True, help="Fail turns without <think>.")
 @click.option("--lenient", is_flag=True, help="Repair near-miss tool calls instead of failing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the trajectory as JSON.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    help="Also write the trajectory as JSON to this file (input of awm verify run).",
+)
 def run_command(
     spec: str,
     env_id: str,
@@ -149,20 +182,33 @@ def run_command(
     require_reasoning: bool,
     lenient: bool,
     as_json: bool,
+    out: Path | None,
 ) -> None:
-    """Run one episode of a model (or the reference solution) in an environment."""
+    """Run one episode of a model (or the reference solution) in an environment.
+
+    ENV is an environment id (awm envs list) or a bundle folder. --out
+    FILE writes the trajectory for awm verify run --env ENV FILE. Exits 1
+    when the model failed (the episode ended in model_error) and 2 when the
+    model or the environment cannot be set up (a missing key or extra).
+    """
+    if max_steps < 1:
+        raise click.BadParameter("must be at least 1", param_hint="--max-steps")
 
     async def go() -> Trajectory:
-        session, tasks = await open_environment(env_id)
-        task = pick_task(tasks, task_id, instruction)
-        policy: ActingPolicy
-        if reference:
-            if not task.reference_solution:
-                raise AWMError(f"task {task.id!r} has no reference solution to replay")
-            policy = ReferencePolicy(task)
-        else:
-            policy = Policy(get_backend(spec), temperature=temperature, max_tokens=max_tokens)
+        policy: ActingPolicy | None = None
+        if not reference:
+            backend = get_backend(spec)
+            load = getattr(backend, "load", None)
+            if callable(load):  # a missing extra or model fails here, not as a model_error step
+                await asyncio.to_thread(load)
+            policy = Policy(backend, temperature=temperature, max_tokens=max_tokens)
+        session, tasks, canonical_id = await open_environment(env_id)
         try:
+            task = pick_task(tasks, task_id, instruction)
+            if policy is None:
+                if not task.reference_solution:
+                    raise AWMError(f"task {task.id!r} has no reference solution to replay")
+                policy = ReferencePolicy(task)
             return await run_episode(
                 policy,
                 session,
@@ -172,7 +218,7 @@ def run_command(
                 fmt=fmt,
                 checks=StepChecks(require_reasoning=require_reasoning),
                 lenient=lenient,
-                env_id=env_id,
+                env_id=canonical_id,
             )
         finally:
             close = getattr(session, "aclose", None)
@@ -180,7 +226,17 @@ def run_command(
                 await close()
 
     traj = asyncio.run(go())
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(traj.model_dump_json(indent=2) + "\n", encoding="utf-8")
     if as_json:
         click.echo(traj.model_dump_json(indent=2))
     else:
-        print_trajectory(traj, Console())
+        from awm_core.console import make_console
+
+        print_trajectory(traj, make_console())
+        if out is not None:
+            click.echo(f"trajectory written to {out}")
+    if traj.termination is Termination.MODEL_ERROR:
+        click.echo(f"error: the model failed: {traj.termination_reason}", err=True)
+        sys.exit(1)

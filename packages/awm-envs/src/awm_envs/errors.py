@@ -52,3 +52,7 @@ class InstanceClosedError(AWMError):
 
 class PoolClosedError(AWMError):
     """An :class:`~awm_envs.pool.envpool.EnvPool` or worker pool was used after ``close()``."""
+
+
+class SyncCallError(AWMError):
+    """A ``*_sync`` method of a remote instance was called where it cannot wait for its pool."""

@@ -5,28 +5,72 @@ from __future__ import annotations
 import click
 
 from awm_core.hookspecs import Register, hookimpl
+from awm_core.lazycli import add_lazy
 
 
 @hookimpl
 def register_env_sources(register: Register) -> None:
-    """The bundles shipped inside this package (``awm_envs/catalog/``)."""
-    from awm_envs.bundle.sources import CATALOG_DIR, FolderSource
+    """The bundles shipped inside this package (``awm_envs/catalog/``); ``awm run`` can open them."""
+    from awm_envs.bundle.sources import CATALOG_DIR
+    from awm_envs.pool.source import SessionFolderSource
 
-    register("catalog", FolderSource(CATALOG_DIR))
+    register("catalog", SessionFolderSource(CATALOG_DIR))
+    # bundles installed by `awm envs pull` ($AWM_CACHE_DIR/envs), found by name like the catalog's
+    from awm_envs.hub.cache import hub_cache_dir
+
+    register("hub", SessionFolderSource(hub_cache_dir()))
 
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
     """``awm envs ...``: the group and each sub-command, attached here and nowhere else.
 
-    An import error in any command module propagates, so ``awm`` names this plugin
-    instead of starting with a command silently missing.
+    The group's module is light; each sub-command's module is imported when it
+    runs (:mod:`awm_core.lazycli`), and an import error there names the command.
     """
-    from awm_envs.cli.awm1k import export_awm_command, import_awm_command
     from awm_envs.cli.main import envs
-    from awm_envs.cli.sandbox import sandbox_command
-    from awm_envs.cli.validate import validate_command
 
-    for command in (validate_command, import_awm_command, export_awm_command, sandbox_command):
-        envs.add_command(command)
+    for name, target, doc in (
+        (
+            "validate",
+            "awm_envs.cli.validate:validate_command",
+            "Prove every task: initially incomplete, solved by its reference.",
+        ),
+        (
+            "import-awm",
+            "awm_envs.cli.awm1k:import_awm_command",
+            "Convert an official AWM-1K release folder into awm bundles.",
+        ),
+        (
+            "export-awm",
+            "awm_envs.cli.awm1k:export_awm_command",
+            "Write environments in the official AWM-1K layout (gen_*.jsonl).",
+        ),
+        (
+            "prove",
+            "awm_envs.cli.prove:prove_command",
+            "Find reference solutions for unproven (imported) tasks with an agent.",
+        ),
+        (
+            "sandbox",
+            "awm_envs.cli.sandbox:sandbox_command",
+            "Report how generated code is contained on this machine.",
+        ),
+        (
+            "init",
+            "awm_envs.cli.init:init_command",
+            "Create a new environment bundle that validates as generated.",
+        ),
+        (
+            "pull",
+            "awm_envs.cli.hub:pull_command",
+            "Download an environment bundle from the Hugging Face hub.",
+        ),
+        (
+            "push",
+            "awm_envs.cli.hub:push_command",
+            "Upload an environment bundle to the Hugging Face hub.",
+        ),
+    ):
+        add_lazy(envs, name, target, doc)
     cli.add_command(envs)

@@ -13,8 +13,10 @@ from pydantic import TypeAdapter
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from awm_core.console import make_console
 from awm_core.models import Scenario
 from awm_synth.config import SynthConfig, Thresholds
+from awm_synth.errors import RunDirError, SynthError
 from awm_synth.reporting.estimate import estimate_run
 from awm_synth.stages import ENV_STAGES
 from awm_synth.store.checkpoint import RunDir
@@ -51,7 +53,7 @@ def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--concurrency",
-            type=int,
+            type=click.IntRange(min=1),
             default=64,
             show_default=True,
             help="Most LLM requests in flight.",
@@ -65,28 +67,28 @@ def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--tasks-per-scenario",
-            type=int,
+            type=click.IntRange(min=1),
             default=10,
             show_default=True,
             help="Tasks written per scenario.",
         ),
         click.option(
             "--max-attempts",
-            type=int,
+            type=click.IntRange(min=1),
             default=5,
             show_default=True,
             help="Attempts per stage (self-correction).",
         ),
         click.option(
             "--table-tolerance",
-            type=float,
+            type=click.FloatRange(0, 1),
             default=0.1,
             show_default=True,
             help="Share of failing tables tolerated.",
         ),
         click.option(
             "--insert-tolerance",
-            type=float,
+            type=click.FloatRange(0, 1),
             default=0.1,
             show_default=True,
             help="Share of failing inserts tolerated.",
@@ -112,7 +114,7 @@ def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--check-slots",
-            type=int,
+            type=click.IntRange(min=1),
             default=None,
             help="Sandboxed checks run at once (default: one per CPU).",
         ),
@@ -182,7 +184,19 @@ def _run(
     config = _config(opts, **extra)
     scenarios = None
     if scenarios_file is not None:
-        scenarios = TypeAdapter(list[Scenario]).validate_json(scenarios_file.read_bytes())
+        try:
+            scenarios = TypeAdapter(list[Scenario]).validate_json(scenarios_file.read_bytes())
+        except ValueError as exc:  # not JSON, or not a list of scenarios
+            first = str(exc).splitlines()[0]
+            raise click.BadParameter(
+                f"{scenarios_file} is not a JSON list of scenarios ({first}); "
+                "see `awm schema scenario`",
+                param_hint="--scenarios",
+            ) from None
+        if not scenarios:
+            raise click.BadParameter(
+                f"{scenarios_file} lists no scenarios", param_hint="--scenarios"
+            )
     if opts["dry_run"]:
         known = scenarios
         if known is None and run_dir.scenarios_path.exists():
@@ -235,6 +249,12 @@ def _run(
         "wall_s": round(summary.wall_s, 3),
         "environments": [s.model_dump() for s in summary.statuses],
     }
+    if not summary.statuses:
+        raise SynthError(
+            f"no scenarios were run in {run_dir.root}: the scenario stage produced none, or the "
+            "run folder holds none for these stages (run `awm synth all --out DIR` or "
+            "`awm synth scenario --out DIR` first)"
+        )
     if opts["as_json"]:
         _emit(result)
         return
@@ -253,7 +273,13 @@ def _run(
 
 
 _SCENARIO_OPTIONS = [
-    click.option("--count", type=int, default=1000, show_default=True, help="Scenarios wanted."),
+    click.option(
+        "--count",
+        type=click.IntRange(min=1),
+        default=1000,
+        show_default=True,
+        help="Scenarios wanted.",
+    ),
     click.option(
         "--max-per-category",
         type=int,
@@ -299,7 +325,7 @@ def synth() -> None:
 @click.option(
     "--seeds",
     "seeds_file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
     help="A file of seed domains, one per line (default: the 100 shipped seeds).",
 )
@@ -352,7 +378,7 @@ for _stage, _doc in {
 @click.option(
     "--scenarios",
     "scenarios_file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
     help="A JSON list of scenarios to use instead of generating them.",
 )
@@ -381,8 +407,14 @@ def report_command(run_dir: Path, as_json: bool) -> None:
     """Per-stage success and corrections, failures by cause, tokens, cost, time, and diversity."""
     from awm_synth.reporting.report import build_report, render_report
 
-    report = build_report(RunDir(run_dir))
+    run = RunDir(run_dir)
+    if not run.config_path.is_file():
+        raise RunDirError(
+            f"{run_dir} is not a synthesis run folder (no {run.config_path.name}); "
+            f"make one with `awm synth all --out {run_dir}`"
+        )
+    report = build_report(run)
     if as_json:
         _emit(report)
     else:
-        render_report(report, Console())
+        render_report(report, make_console())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from awm_core.hookspecs import Register, hookimpl
+from awm_core.lazycli import add_lazy
 
 
 @hookimpl
@@ -16,6 +17,10 @@ def register_llm_backends(register: Register) -> None:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from awm_synth.cli import synth
-
-    cli.add_command(synth)
+    # imported when used, so `awm --help` stays fast (awm_core.lazycli)
+    add_lazy(
+        cli,
+        "synth",
+        "awm_synth.cli:synth",
+        "Synthesise environments, self-correcting each stage.",
+    )

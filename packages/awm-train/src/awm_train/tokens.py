@@ -92,6 +92,26 @@ class TransformersGenerator:
         stop = "stop" if token_ids and token_ids[-1] == self.tokenizer.eos_token_id else "length"
         return GeneratedTokens(token_ids, [float(x) for x in log_probs], stop)
 
+    async def score(self, prompt_ids: list[int], token_ids: list[int]) -> list[float]:
+        """The log-probs this model gives ``token_ids`` after ``prompt_ids`` (teacher forcing).
+
+        What a trainer needs for tokens the model did not sample itself (a scripted or
+        expert turn) to sit in the same batch as sampled ones, at temperature 1.
+        """
+        return await asyncio.to_thread(self._score, prompt_ids, token_ids)
+
+    def _score(self, prompt_ids: list[int], token_ids: list[int]) -> list[float]:
+        import torch
+
+        with self._lock, torch.inference_mode():
+            ids = torch.tensor([[*prompt_ids, *token_ids]], dtype=torch.long)
+            logits = self.model(ids, attention_mask=torch.ones_like(ids)).logits[0].float()
+            # logits[t] predicts token t + 1: the continuation starts at len(prompt_ids)
+            steps = logits[len(prompt_ids) - 1 : ids.shape[1] - 1]
+            chosen = torch.tensor(token_ids, dtype=torch.long)[:, None]
+            log_probs = torch.log_softmax(steps, dim=-1).gather(1, chosen)[:, 0]
+        return [float(x) for x in log_probs]
+
 
 class ScriptedGenerator:
     """Answers with fixed texts, one per turn, tokenized: the model edge for offline tests.

@@ -19,17 +19,38 @@ from verl.workers.rollout.replica import (  # type: ignore[import-not-found, unu
 
 from awm_train.tokens import TransformersGenerator
 
-__all__ = ["TransformersServerClient", "build_agent_loop"]
+__all__ = ["TransformersServerClient", "build_agent_loop", "load_generator"]
 
 
 class TransformersServerClient(LLMServerClient):  # type: ignore[misc, unused-ignore]  # verl is untyped
-    """Generates for every agent loop of this worker with one local transformers model."""
+    """Generates for every agent loop of this worker with one local transformers model.
 
-    def __init__(self, config: Any, generator: TransformersGenerator, **kwargs: Any) -> None:
+    Given no ``generator``, it loads ``actor_rollout_ref.model.path`` (fp32) on first
+    use, in the process that generates: verl ships the client to its agent-loop
+    workers (Ray actors) by pickling, and a model with its lock does not travel;
+    the path does.
+    """
+
+    def __init__(
+        self, config: Any, generator: TransformersGenerator | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(config, load_balancer_handle=None, **kwargs)
-        self.generator = generator
+        self._generator = generator
+        self._owns_generator = generator is None
         self.max_new_tokens = int(config.actor_rollout_ref.rollout.response_length)
         self.requests = 0
+
+    @property
+    def generator(self) -> TransformersGenerator:
+        if self._generator is None:
+            self._generator = load_generator(str(self.config.actor_rollout_ref.model.path))
+        return self._generator
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if self._owns_generator:
+            state["_generator"] = None  # reloaded from the model path where it lands
+        return state
 
     async def generate(
         self,
@@ -48,6 +69,19 @@ class TransformersServerClient(LLMServerClient):  # type: ignore[misc, unused-ig
         return TokenOutput(
             token_ids=out.token_ids, log_probs=out.log_probs, stop_reason="completed"
         )
+
+
+def load_generator(model_path: str, *, seed: int | None = None) -> TransformersGenerator:
+    """A fp32 :class:`TransformersGenerator` for a local model folder (the actor's weights)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from awm_train.offline import chatml_tokenizer
+
+    tokenizer = chatml_tokenizer(AutoTokenizer.from_pretrained(model_path))
+    model: Any = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
+    model.eval()
+    return TransformersGenerator(model, tokenizer, seed=seed)
 
 
 def build_agent_loop(config: Any, tokenizer: Any, generator: Any) -> tuple[Any, Any]:

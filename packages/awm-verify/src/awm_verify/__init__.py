@@ -38,6 +38,11 @@ _EXPORTS = {
     "VerifierResult": "awm_core.models.verification",
     "Rollout": "awm_verify.rollout",
     "rollout_episode": "awm_verify.rollout",
+    "verify_rollout": "awm_verify.rollout",
+    "GymEpisode": "awm_verify.gym",
+    "Observation": "awm_verify.gym",
+    "StepResult": "awm_verify.gym",
+    "TaskEnv": "awm_verify.gym",
     "SandboxError": "awm_verify.sandbox",
     "SandboxLimits": "awm_verify.sandbox",
     "VerifierPool": "awm_verify.sandbox",
@@ -52,6 +57,7 @@ if TYPE_CHECKING:
     from awm_core.contracts import Judge, JudgeRequest
     from awm_core.dbdiff import DatabaseDiff, RenderLimits, TableDiff, diff_databases, diff_images
     from awm_core.models.verification import VerifierError, VerifierErrorKind, VerifierResult
+    from awm_verify.gym import GymEpisode, Observation, StepResult, TaskEnv
     from awm_verify.judge import JudgeError, JudgeOutputError, get_judge, judge_many, list_judges
     from awm_verify.reliability import (
         ReliabilityReport,
@@ -60,7 +66,7 @@ if TYPE_CHECKING:
         reliability_report,
     )
     from awm_verify.rewards import WeightedSum, compose, resolve_reward
-    from awm_verify.rollout import Rollout, rollout_episode
+    from awm_verify.rollout import Rollout, rollout_episode, verify_rollout
     from awm_verify.sandbox import SandboxError, SandboxLimits, VerifierPool, run_verifier
     from awm_verify.verify import Episode, VerificationReport, verify_episode, verify_many
 
@@ -76,16 +82,20 @@ except PackageNotFoundError:  # pragma: no cover
 __all__ = [
     "DatabaseDiff",
     "Episode",
+    "GymEpisode",
     "Judge",
     "JudgeError",
     "JudgeOutputError",
     "JudgeRequest",
+    "Observation",
     "ReliabilityReport",
     "Rollout",
     "RenderLimits",
     "SandboxError",
     "SandboxLimits",
+    "StepResult",
     "TableDiff",
+    "TaskEnv",
     "VerificationReport",
     "VerifierError",
     "VerifierErrorKind",
@@ -106,4 +116,5 @@ __all__ = [
     "run_verifier",
     "verify_episode",
     "verify_many",
+    "verify_rollout",
 ]

@@ -33,6 +33,10 @@ class TrajectoryFileError(AWMError):
     """A trajectory file could not be read or is not a Trajectory."""
 
 
+class TrajectoryMismatchError(AWMError):
+    """A trajectory is verified against an environment it was not recorded in."""
+
+
 def _emit(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 
@@ -88,6 +92,11 @@ def _prepare(
     from awm_envs import load_environment  # awm-envs is heavy: import only when verifying
 
     env = load_environment(env_ref)
+    if trajectory.env_id and trajectory.env_id != env.id:
+        raise TrajectoryMismatchError(
+            f"the trajectory was recorded in environment {trajectory.env_id!r}, not {env.id!r}: "
+            f"pass --env {trajectory.env_id} (or the bundle folder it came from)"
+        )
     task = _find_task(env, task_id or trajectory.task_id)
     final, replay = replay_trajectory(env, trajectory)
     source = _verifier_source(env)
@@ -128,7 +137,13 @@ def diff_command(before: Path, after: Path, as_json: bool, max_rows: int, max_ch
 @click.option("--env", "env_ref", required=True, help="Environment id or bundle folder.")
 @click.option("--task", "task_id", default=None, help="Task id (default: the trajectory's).")
 @click.argument("trajectory_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--judge", "judge_name", default=DEFAULT_JUDGE, show_default=True)
+@click.option(
+    "--judge",
+    "judge_name",
+    default=None,
+    help="code (the task's verifier, no model; the default), llm or code+llm "
+    "(need --model; the default when --model is given).",
+)
 @click.option("--model", default=None, help="Judge model spec, e.g. openai:gpt-4o.")
 @click.option("--reward", "reward_spec", default="default", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -136,13 +151,19 @@ def run_command(
     env_ref: str,
     task_id: str | None,
     trajectory_file: Path,
-    judge_name: str,
+    judge_name: str | None,
     model: str | None,
     reward_spec: str,
     as_json: bool,
 ) -> None:
-    """Replay a trajectory, run the task's verifier, judge it and print the reward."""
+    """Replay a trajectory, run the task's verifier, judge it and print the reward.
+
+    TRAJECTORY_FILE is what awm run --out FILE writes. The default judge,
+    code, needs no model; with --model it is code+llm.
+    """
     (trajectory,) = load_trajectories(trajectory_file)[:1]
+    if judge_name is None:
+        judge_name = "code" if model is None else "code+llm"
     judge = _judge(judge_name, model)
     reward_fn = resolve_reward(reward_spec)
     with VerifierPool(size=1) as pool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 
 from awm_core.hookspecs import Register, hookimpl
+from awm_core.lazycli import add_lazy
 
 
 @hookimpl
@@ -40,6 +41,10 @@ def register_reward_functions(register: Register) -> None:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from awm_verify.cli import verify_group
-
-    cli.add_command(verify_group)
+    # imported when used, so `awm --help` stays fast (awm_core.lazycli)
+    add_lazy(
+        cli,
+        "verify",
+        "awm_verify.cli:verify_group",
+        "Verify episodes: diffs, sandboxed verifiers, judges, rewards.",
+    )

@@ -98,6 +98,6 @@ def replay_trajectory(env: Any, trajectory: Trajectory) -> tuple[bytes, ReplayRe
                     f"call {i} {call.name} succeeded in the episode but failed on replay: "
                     f"{str(result.content)[:200]}"
                 )
-        return inst.snapshot(), report
+        return inst.snapshot_sync(), report
     finally:
-        inst.close()
+        inst.close_sync()

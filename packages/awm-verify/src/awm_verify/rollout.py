@@ -24,7 +24,7 @@ from awm_verify.rewards import RewardFn
 from awm_verify.sandbox import VerifierPool
 from awm_verify.verify import VerificationReport, verify_episode
 
-__all__ = ["InstancePool", "Rollout", "RolloutEnvironment", "rollout_episode"]
+__all__ = ["InstancePool", "Rollout", "RolloutEnvironment", "rollout_episode", "verify_rollout"]
 
 
 class InstancePool(Protocol):
@@ -98,6 +98,36 @@ async def rollout_episode(
             env_id=environment.id,
         )
         final = await _maybe(inst.snapshot())
+    return await verify_rollout(
+        task,
+        trajectory,
+        initial=environment.template,
+        final=final,
+        judge=judge,
+        reward=reward,
+        verifier_source=verifier_source,
+        verifier_pool=verifier_pool,
+        started=started,
+    )
+
+
+async def verify_rollout(
+    task: Task,
+    trajectory: Trajectory,
+    *,
+    initial: bytes,
+    final: bytes,
+    judge: Judge | str = "code",
+    reward: RewardFn | str = "default",
+    verifier_source: str | None = None,
+    verifier_pool: VerifierPool | None = None,
+    started: float | None = None,
+) -> Rollout:
+    """Verify a finished trajectory against its instance's final database; the one scorer.
+
+    ``started`` (a ``time.perf_counter()`` value) dates ``total_s``; a judge that
+    cannot decide gives ``report=None`` (reward 0) instead of raising.
+    """
     verify_started = time.perf_counter()
     report: VerificationReport | None = None
     judge_error: str | None = None
@@ -105,7 +135,7 @@ async def rollout_episode(
         report = await verify_episode(
             task,
             trajectory,
-            initial=environment.template,
+            initial=initial,
             final=final,
             verifier_source=verifier_source if task.verifier else None,
             judge=judge,
@@ -119,6 +149,6 @@ async def rollout_episode(
         "model_s": sum(s.model_latency_s for s in trajectory.steps),
         "env_s": sum(s.result.latency_s for s in trajectory.steps if s.result is not None),
         "verify_s": done - verify_started,
-        "total_s": done - started,
+        "total_s": done - (started if started is not None else verify_started),
     }
     return Rollout(task, trajectory, report, judge_error, timings)

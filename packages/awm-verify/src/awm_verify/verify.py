@@ -3,7 +3,7 @@
 This is the one call a trainer or evaluator needs once a rollout is done::
 
     report = await verify_episode(task, trajectory, initial=env.template,
-                                  final=instance.snapshot(), verifier_source=source,
+                                  final=instance.snapshot_sync(), verifier_source=source,
                                   judge=get_judge("code+llm", model="openai:gpt-4o"))
     report.reward.value
 

@@ -6,7 +6,10 @@ Its known defects are repaired on the way (:mod:`awm_envs.awm1k.repair`):
 * ``datetime('now', ...)`` and ``CURRENT_TIMESTAMP`` frozen to a fixed reference time;
 * tool code built around a module-level ``create_engine(...)``, ``SessionLocal()``
   inside each endpoint and ``uvicorn.run`` at the bottom (see :mod:`awm_envs.awm1k.compat`);
-* both verifier modes (``verify_task`` evidence, ``verify_task_completion`` decisions).
+* both verifier modes (``verify_task`` evidence, ``verify_task_completion`` decisions),
+  told apart by each function's name and signature, inlined into a self-contained
+  ``verifiers.py`` (:mod:`awm_envs.awm1k.verifier_code`) the verifier sandbox runs;
+* a DDL statement with one unbalanced parenthesis, where the repair is unambiguous.
 
 A scenario that cannot become a bundle raises :class:`ImportFailure` naming the
 part that failed. Reading the release is :mod:`awm_envs.awm1k.read`, importing
@@ -23,7 +26,8 @@ from datetime import datetime
 from awm_core.models import Complexity, CreatedWith, EnvironmentManifest, Task
 from awm_envs import __version__
 from awm_envs.awm1k.read import ImportProblem, OfficialScenario
-from awm_envs.awm1k.repair import fix_escaped_quotes, rewrite_app
+from awm_envs.awm1k.repair import fix_escaped_quotes, repair_parens, rewrite_app
+from awm_envs.awm1k.verifier_code import OfficialVerifier, factory_source, verifiers_module
 from awm_envs.bundle.sqlscript import split_statements
 from awm_envs.bundle.timefreeze import freeze_now
 
@@ -40,23 +44,68 @@ class ImportFailure(Exception):
         self.message = message
 
 
-def _schema_sql(sc: OfficialScenario, reference: datetime) -> str:
+def _schema_sql(
+    sc: OfficialScenario, reference: datetime, counts: dict[str, int]
+) -> tuple[str, list[ImportProblem]]:
+    """The tables' DDL and indexes, each checked on a scratch database as it is added;
+    a DDL with one unbalanced parenthesis is repaired where that is unambiguous."""
     tables = (sc.db_schema or {}).get("tables")
     if not tables:
         raise ImportFailure("db", "no tables in gen_db.jsonl")
+    conn = sqlite3.connect(":memory:")
+    notes: list[ImportProblem] = []
+
+    def accepts(sql: str) -> bool:
+        try:
+            conn.execute("SAVEPOINT probe")
+            conn.execute(sql)
+        except sqlite3.Error:
+            return False
+        finally:
+            conn.execute("ROLLBACK TO probe")
+            conn.execute("RELEASE probe")
+        return True
+
     parts = []
     for table in tables:
-        ddl = str(table.get("ddl", "")).strip().rstrip(";")
+        ddl = freeze_now(str(table.get("ddl", "")).strip().rstrip(";"), reference).sql
         if not ddl:
             raise ImportFailure("db", f"table {table.get('name')!r} has no DDL")
-        parts.append(freeze_now(ddl, reference).sql + ";")
+        if not accepts(ddl):
+            fixed = repair_parens(ddl, accepts)
+            if fixed is None:
+                try:
+                    conn.execute(ddl)
+                except sqlite3.Error as exc:
+                    raise ImportFailure(
+                        "db", f"DDL of table {table.get('name')!r} fails: {exc}"
+                    ) from None
+            else:
+                ddl = fixed
+                counts["ddl_repaired"] += 1
+                notes.append(
+                    ImportProblem(
+                        sc.name,
+                        "db",
+                        f"repaired an unbalanced parenthesis in the DDL of {table.get('name')!r}",
+                        False,
+                    )
+                )
+        conn.execute(ddl)
+        parts.append(ddl + ";")
         for index in table.get("indexes") or []:
-            parts.append(str(index).strip().rstrip(";") + ";")
-    return "\n\n".join(parts) + "\n"
+            sql = str(index).strip().rstrip(";")
+            try:
+                conn.execute(sql)
+            except sqlite3.Error as exc:
+                raise ImportFailure("db", f"index {sql[:60]!r} fails: {exc}") from None
+            parts.append(sql + ";")
+    conn.close()
+    return "\n\n".join(parts) + "\n", notes
 
 
 def _seed_sql(
-    sc: OfficialScenario, schema_sql: str, reference: datetime
+    sc: OfficialScenario, schema_sql: str, reference: datetime, counts: dict[str, int]
 ) -> tuple[str, list[ImportProblem]]:
     """Repair the inserts and keep those that execute; fail past the 10% tolerance."""
     conn = sqlite3.connect(":memory:")
@@ -72,7 +121,10 @@ def _seed_sql(
     for table in (sc.sample or {}).get("tables", []):
         for raw in table.get("insert_statements") or []:
             total += 1
-            sql = freeze_now(fix_escaped_quotes(str(raw).strip().rstrip(";")), reference).sql + ";"
+            text = str(raw).strip().rstrip(";")
+            if fix_escaped_quotes(text) != text:
+                counts["inserts_quotes_repaired"] += 1
+            sql = freeze_now(fix_escaped_quotes(text), reference).sql + ";"
             try:
                 conn.execute(sql)
             except sqlite3.Error as exc:
@@ -87,6 +139,8 @@ def _seed_sql(
                 continue
             kept.append(sql)
     conn.close()
+    counts["inserts"] = len(kept)
+    counts["inserts_dropped"] = total - len(kept)
     if total == 0:
         raise ImportFailure("sample", "no insert statements in gen_sample.jsonl")
     if (total - len(kept)) / total > MAX_FAILED_INSERT_RATIO:
@@ -97,29 +151,27 @@ def _seed_sql(
     return "\n".join(kept) + "\n", notes
 
 
-def _verifiers_py(sc: OfficialScenario, task_count: int) -> tuple[str, dict[int, str]]:
-    lines = [
-        '"""Verifiers imported from the official AWM release, adapted to the native signature."""',
-        "",
-        "from awm_envs.awm1k.compat import run_official_verifier",
-        "",
-    ]
-    names: dict[int, str] = {}
+def _verifiers_py(
+    sc: OfficialScenario, task_count: int, counts: dict[str, int]
+) -> tuple[str, dict[int, str], list[ImportProblem]]:
+    """A self-contained verifiers.py (see :mod:`awm_envs.awm1k.verifier_code`)."""
+    chosen: dict[int, tuple[str, OfficialVerifier]] = {}
+    notes: list[ImportProblem] = []
     for idx in sorted(sc.verifiers):
         if idx >= task_count:
             continue
-        mode, code = sc.verifiers[idx]
-        name = f"verify_task_{idx}"
-        names[idx] = name
-        lines += [
-            f"_SOURCE_{idx} = {code!r}",
-            "",
-            "",
-            f"def {name}(initial, final, final_answer=None):",
-            f"    return run_official_verifier(_SOURCE_{idx}, {mode!r}, initial, final, final_answer)",
-            "",
-        ]
-    return "\n".join(lines) + "\n", names
+        verifier = sc.verifiers[idx]
+        try:
+            factory_source("_probe", verifier)
+        except (SyntaxError, ValueError) as exc:
+            notes.append(
+                ImportProblem(sc.name, "verifier", f"task {idx}: verifier unusable: {exc}", False)
+            )
+            continue
+        chosen[idx] = (f"verify_task_{idx}", verifier)
+        counts[f"verifiers_{verifier.mode}"] += 1
+    names = {idx: name for idx, (name, _) in chosen.items()}
+    return verifiers_module(chosen), names, notes
 
 
 def _awm_tasks(sc: OfficialScenario, verifier_names: dict[int, str]) -> list[Task]:
@@ -151,7 +203,9 @@ def _release_tasks(
                 # the release does not label complexity; the bucket is a placeholder
                 complexity=Complexity.MEDIUM,
                 verifier=verifier_names.get(idx),
-                tags=["awm1k", "complexity-unlabelled"],
+                # no reference solution yet: `awm envs validate` reports it unproven,
+                # `awm envs prove` looks for one
+                tags=["awm1k", "complexity-unlabelled", "unproven"],
             )
         )
     return tasks
@@ -169,21 +223,42 @@ def _manifest(sc: OfficialScenario, reference: datetime) -> EnvironmentManifest:
     )
 
 
+COUNT_KEYS = (
+    "tasks",
+    "verifiers_code",
+    "verifiers_sql",
+    "tasks_without_verifier",
+    "tasks_with_reference",
+    "inserts",
+    "inserts_dropped",
+    "inserts_quotes_repaired",
+    "ddl_repaired",
+)
+
+
 def convert(
     sc: OfficialScenario, reference: datetime
-) -> tuple[dict[str, str], list[ImportProblem]]:
-    """The bundle files for one scenario, and notes about what was repaired or skipped."""
+) -> tuple[dict[str, str], list[ImportProblem], dict[str, int]]:
+    """The bundle files for one scenario, notes about what was repaired or skipped, and counts
+    (:data:`COUNT_KEYS`: tasks, verifiers by mode, inserts kept/dropped/repaired, DDL repairs)."""
     if not sc.full_code:
         raise ImportFailure("envs", "no tool code (full_code) in gen_envs.jsonl")
     if not sc.tasks and not sc.awm_tasks:
         raise ImportFailure("tasks", "no tasks in gen_tasks.jsonl")
-    schema_sql = _schema_sql(sc, reference)
-    seed_sql, notes = _seed_sql(sc, schema_sql, reference)
-    verifiers_py, verifier_names = _verifiers_py(sc, len(sc.awm_tasks or sc.tasks))
+    counts = dict.fromkeys(COUNT_KEYS, 0)
+    schema_sql, notes = _schema_sql(sc, reference, counts)
+    seed_sql, seed_notes = _seed_sql(sc, schema_sql, reference, counts)
+    verifiers_py, verifier_names, verifier_notes = _verifiers_py(
+        sc, len(sc.awm_tasks or sc.tasks), counts
+    )
+    notes += seed_notes + verifier_notes
     if sc.awm_tasks is not None:
         tasks = _awm_tasks(sc, verifier_names)
     else:
         tasks = _release_tasks(sc, verifier_names, notes)
+    counts["tasks"] = len(tasks)
+    counts["tasks_without_verifier"] = sum(t.verifier is None for t in tasks)
+    counts["tasks_with_reference"] = sum(t.reference_solution is not None for t in tasks)
     files = {
         "manifest.json": _manifest(sc, reference).model_dump_json(indent=2) + "\n",
         "schema.sql": schema_sql,
@@ -195,4 +270,4 @@ def convert(
         + "\n",
         "verifiers.py": verifiers_py,
     }
-    return files, notes
+    return files, notes, counts

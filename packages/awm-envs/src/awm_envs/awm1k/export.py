@@ -2,8 +2,12 @@
 
 Full task objects ride along in ``gen_tasks.jsonl`` (``awm_tasks``) so that a
 re-import (:mod:`awm_envs.awm1k.importer`) keeps reference solutions; official
-readers ignore the extra key. Native verifiers are exported behind the official
-``verify_task_completion`` signature.
+readers ignore the extra key. What the official code needs is made by
+:mod:`awm_envs.awm1k.official_code`: tool code without ``__future__`` imports, with
+a one-line ``create_engine`` honouring ``DATABASE_PATH`` and the official
+``__main__`` uvicorn block; one self-contained verifier row per task and mode whose
+first ``def verify_*`` is the official entry point; the official ``db_path``; an
+API spec with parameter locations, official types and response field maps.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from awm_core.models import ToolSpec
+from awm_envs.awm1k.official_code import official_endpoint, official_full_code, verifier_row_code
 from awm_envs.awm1k.read import FILES
 from awm_envs.bundle.sqlscript import split_statements
 
@@ -29,21 +33,12 @@ _CREATE_INDEX = re.compile(
 )
 _INSERT = re.compile(r'^\s*INSERT\s+(?:OR\s+\w+\s+)?INTO\s+["`\[]?(\w+)', re.IGNORECASE)
 
-_EXPORT_WRAPPER = '''
+OFFICIAL_DB_DIR = "./outputs/databases"
 
-def verify_task_completion(initial_db_path, final_db_path, final_answer=None):
-    """Exported by awm: the native verifier {name!r} behind the official signature."""
-    import sqlite3
 
-    initial = sqlite3.connect(f"file:{{initial_db_path}}?mode=ro", uri=True)
-    final = sqlite3.connect(f"file:{{final_db_path}}?mode=ro", uri=True)
-    try:
-        out = {name}(initial, final, final_answer)
-    finally:
-        initial.close()
-        final.close()
-    return {{"result": "complete" if out.get("complete") else "others", "evidence": out.get("evidence")}}
-'''
+def official_db_path(scenario: str) -> str:
+    """Where the official pipeline keeps a scenario's database (``gen_db``/``gen_envs``)."""
+    return f"{OFFICIAL_DB_DIR}/{scenario}.db"
 
 
 def _tasks_row(bundle: Bundle) -> dict[str, Any]:
@@ -64,7 +59,7 @@ def _db_row(bundle: Bundle) -> dict[str, Any]:
             tables[m.group(1)]["indexes"].append(stmt.sql)
     return {
         "scenario": name,
-        "db_path": f"{name}.db",
+        "db_path": official_db_path(name),
         "db_schema": {"tables": list(tables.values())},
     }
 
@@ -87,60 +82,40 @@ def _sample_row(bundle: Bundle) -> dict[str, Any]:
     }
 
 
-def _endpoint(tool: ToolSpec) -> dict[str, Any]:
-    props = tool.input_schema.get("properties", {})
-    required = set(tool.input_schema.get("required", []))
-    return {
-        "path": tool.path or f"/{tool.name}",
-        "method": (tool.method or "POST").upper(),
-        "summary": tool.description.split("\n")[0],
-        "description": tool.description,
-        "operation_id": tool.name,
-        "tags": tool.tags,
-        "request_params": {
-            p: {
-                "type": s.get("type", "string"),
-                "param_type": "query" if (tool.method or "").upper() == "GET" else "body",
-                "required": p in required,
-                "description": s.get("description", ""),
-                "example": s.get("example"),
-            }
-            for p, s in props.items()
-        },
-        "response": tool.output_schema or {},
-        "required_tables": [],
-        "required_fields": [],
-    }
-
-
 def _spec_row(bundle: Bundle) -> dict[str, Any]:
+    from awm_envs.bundle.toolspecs import route_bindings
+
     name = bundle.manifest.id
-    endpoints = [_endpoint(tool) for tool in bundle.tools]
+    bindings = route_bindings(bundle.app)
+    endpoints = []
+    for tool in bundle.tools:
+        _, _, path_params, query_params = bindings.get(
+            tool.name, ("", "", frozenset(), frozenset())
+        )
+        endpoints.append(official_endpoint(tool, path_params, query_params))
     return {
         "scenario": name,
         "api_spec": {"api_groups": [{"group_name": name, "endpoints": endpoints}]},
     }
 
 
-def _verifier_rows(bundle: Bundle) -> list[dict[str, Any]]:
-    verifiers_src = (
-        (bundle.path / "verifiers.py").read_text()
-        if (bundle.path / "verifiers.py").is_file()
-        else ""
-    )
-    rows: list[dict[str, Any]] = []
+def _verifier_rows(bundle: Bundle) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One self-contained row per task with a verifier, for each official file (code, sql)."""
+    path = bundle.path / "verifiers.py"
+    source = path.read_text() if path.is_file() else ""
+    code_rows: list[dict[str, Any]] = []
+    sql_rows: list[dict[str, Any]] = []
     for idx, task in enumerate(bundle.tasks):
-        if task.verifier:
-            code = verifiers_src + _EXPORT_WRAPPER.format(name=task.verifier)
-            rows.append(
-                {
-                    "scenario": bundle.manifest.id,
-                    "task_idx": idx,
-                    "task": task.instruction,
-                    "verification": {"code": code},
-                }
-            )
-    return rows
+        if not task.verifier:
+            continue
+        base = {"scenario": bundle.manifest.id, "task_idx": idx, "task": task.instruction}
+        code_rows.append(
+            {**base, "verification": {"code": verifier_row_code(source, task.verifier, "code")}}
+        )
+        sql_rows.append(
+            {**base, "verification": {"code": verifier_row_code(source, task.verifier, "sql")}}
+        )
+    return code_rows, sql_rows
 
 
 def export_awm(bundle_paths: list[Path], out: Path) -> dict[str, int]:
@@ -164,11 +139,13 @@ def export_awm(bundle_paths: list[Path], out: Path) -> dict[str, int]:
         lines["envs"].append(
             {
                 "scenario": name,
-                "db_path": f"{name}.db",
-                "full_code": (bundle.path / "app.py").read_text(),
+                "db_path": official_db_path(name),
+                "full_code": official_full_code((bundle.path / "app.py").read_text(), name),
             }
         )
-        lines["verifier_code"].extend(_verifier_rows(bundle))
+        code_rows, sql_rows = _verifier_rows(bundle)
+        lines["verifier_code"].extend(code_rows)
+        lines["verifier_sql"].extend(sql_rows)
     for kind, rows in lines.items():
         if rows:
             with open(out / FILES[kind], "w", encoding="utf-8") as fh:

@@ -38,6 +38,7 @@ class ImportResult:
     tools: int = 0
     tasks: int = 0
     problems: list[ImportProblem] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)  # see convert.COUNT_KEYS
 
 
 def _import_one(sc: OfficialScenario, out: Path, reference: datetime) -> ImportResult:
@@ -49,7 +50,7 @@ def _import_one(sc: OfficialScenario, out: Path, reference: datetime) -> ImportR
     tmp = out / MARKER_DIR / f"{sc.name}.partial"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        files, notes = convert(sc, reference)
+        files, notes, counts = convert(sc, reference)
     except ImportFailure as exc:
         return ImportResult(
             sc.name, "failed", problems=[ImportProblem(sc.name, exc.stage, exc.message)]
@@ -68,10 +69,10 @@ def _import_one(sc: OfficialScenario, out: Path, reference: datetime) -> ImportR
     except BundleError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         problems = [ImportProblem(sc.name, p.file, f"{p.field}: {p.message}") for p in exc.problems]
-        return ImportResult(sc.name, "failed", problems=problems + notes)
+        return ImportResult(sc.name, "failed", problems=problems + notes, counts=counts)
     os.replace(tmp, final)  # atomic: a bundle folder is either complete or absent
     return ImportResult(
-        sc.name, "imported", str(final), len(bundle.tools), len(bundle.tasks), notes
+        sc.name, "imported", str(final), len(bundle.tools), len(bundle.tasks), notes, counts
     )
 
 
@@ -83,7 +84,9 @@ def _triage(
     todo: list[OfficialScenario] = []
     for name, sc in sorted(scenarios.items()):
         if (out / name / "manifest.json").is_file():
-            results.append(ImportResult(name, "skipped", str(out / name)))
+            saved_counts = failed_dir.parent / "done" / f"{name}.json"
+            counts = json.loads(saved_counts.read_text()) if saved_counts.is_file() else {}
+            results.append(ImportResult(name, "skipped", str(out / name), counts=counts))
         elif (failed_dir / f"{name}.json").is_file() and not retry_failed:
             saved = json.loads((failed_dir / f"{name}.json").read_text())
             results.append(
@@ -118,6 +121,16 @@ def _import_all(
                 )
 
 
+def totals(results: list[ImportResult]) -> dict[str, int]:
+    """The per-scenario counts summed over the scenarios that are available (not failed)."""
+    out: dict[str, int] = {}
+    for r in results:
+        if r.status != "failed":
+            for key, n in r.counts.items():
+                out[key] = out.get(key, 0) + n
+    return out
+
+
 def import_awm(
     release: Path,
     out: Path,
@@ -142,6 +155,8 @@ def import_awm(
     (out / MARKER_DIR).mkdir(exist_ok=True)
     failed_dir = out / MARKER_DIR / "failed"
     failed_dir.mkdir(exist_ok=True)
+    done_dir = out / MARKER_DIR / "done"  # per-scenario counts, for the report of a resumed run
+    done_dir.mkdir(exist_ok=True)
     results, todo = _triage(scenarios, out, failed_dir, retry_failed)
     for r in results:
         if progress:
@@ -154,6 +169,7 @@ def import_awm(
             )
         else:
             (failed_dir / f"{result.scenario}.json").unlink(missing_ok=True)
+            (done_dir / f"{result.scenario}.json").write_text(json.dumps(result.counts))
         results.append(result)
         if progress:
             progress(result)
@@ -167,6 +183,7 @@ def import_awm(
         "counts": {
             s: sum(r.status == s for r in results) for s in ("imported", "skipped", "failed")
         },
+        "totals": totals(results),
         "results": [asdict(r) for r in results],
         "release_problems": [asdict(p) for p in problems],
     }

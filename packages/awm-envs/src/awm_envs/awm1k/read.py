@@ -8,7 +8,6 @@ joins them into one :class:`OfficialScenario` each.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Iterable
@@ -16,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from awm_core.astparse import parse as parse_source
+from awm_envs.awm1k.verifier_code import OfficialVerifier, detect
 
 FILES = {
     "scenario": "gen_scenario.jsonl",
@@ -58,7 +57,7 @@ class OfficialScenario:
     sample: dict[str, Any] | None = None
     spec: dict[str, Any] | None = None
     full_code: str | None = None
-    verifiers: dict[int, tuple[str, str]] = field(default_factory=dict)  # idx -> (mode, code)
+    verifiers: dict[int, OfficialVerifier] = field(default_factory=dict)  # by task index
 
 
 def _read_jsonl(path: Path, problems: list[ImportProblem]) -> Iterable[dict[str, Any]]:
@@ -78,14 +77,6 @@ def _read_jsonl(path: Path, problems: list[ImportProblem]) -> Iterable[dict[str,
         if isinstance(row, dict):
             rows.append(row)
     return rows
-
-
-def _defines(code: str, function: str) -> bool:
-    try:
-        tree = parse_source(code)
-    except SyntaxError:
-        return False
-    return any(isinstance(n, ast.FunctionDef) and n.name == function for n in tree.body)
 
 
 def read_release(folder: Path) -> tuple[dict[str, OfficialScenario], list[ImportProblem]]:
@@ -128,12 +119,11 @@ def read_release(folder: Path) -> tuple[dict[str, OfficialScenario], list[Import
         sc.spec = row.get("api_spec")
     for sc, row in rows("envs"):
         sc.full_code = row.get("full_code")
-    # Code-mode verifiers decide on their own, so they win over sql-mode evidence
-    # extractors; among duplicate rows the first that defines its function wins.
-    for kind, mode, function in (
-        ("verifier_code", "code", "verify_task_completion"),
-        ("verifier_sql", "sql", "verify_task"),
-    ):
+    # The mode comes from each row's function (name, then signature), not from the file:
+    # real pipeline output puts code-mode functions in gen_verifier.jsonl too. Code-mode
+    # verifiers decide on their own, so they win over sql-mode evidence extractors; among
+    # duplicate rows of one mode the first that defines a usable function wins.
+    for kind in ("verifier_code", "verifier_sql"):
         for sc, row in rows(kind):
             try:
                 idx = int(row["task_idx"])
@@ -144,9 +134,11 @@ def read_release(folder: Path) -> tuple[dict[str, OfficialScenario], list[Import
                     )
                 )
                 continue
-            code = (row.get("verification") or {}).get("code", "")
-            if idx in sc.verifiers:
+            code = (row.get("verification") or {}).get("code") or ""
+            found = detect(str(code))
+            if found is None:
                 continue
-            if _defines(code, function):
-                sc.verifiers[idx] = (mode, code)
+            held = sc.verifiers.get(idx)
+            if held is None or (held.mode == "sql" and found.mode == "code"):
+                sc.verifiers[idx] = found
     return scenarios, problems

@@ -71,3 +71,37 @@ def rewrite_app(code: str) -> str:
     )
     code = _replace_calls(code, "uvicorn.run", lambda _: "None")
     return code.rstrip() + "\n" + SHIM
+
+
+def _paren_balance(sql: str) -> int:
+    """``(`` minus ``)`` outside string literals and quoted identifiers."""
+    depth, quote = 0, ""
+    for ch in sql:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+    return depth
+
+
+def repair_parens(ddl: str, accepts: Callable[[str], bool]) -> str | None:
+    """A DDL statement with one unbalanced parenthesis fixed, or None.
+
+    Only where it is unambiguous: one ``)`` missing at the end (appended) or one
+    ``)`` too many at the end (dropped), and the repaired statement is accepted by
+    ``accepts`` (it executes on the schema so far). Anything else stays broken.
+    """
+    text = ddl.rstrip().rstrip(";").rstrip()
+    balance = _paren_balance(text)
+    if balance == 1:
+        candidate = text + ")"
+    elif balance == -1 and text.endswith(")"):
+        candidate = text[:-1].rstrip()
+    else:
+        return None
+    return candidate if _paren_balance(candidate) == 0 and accepts(candidate) else None

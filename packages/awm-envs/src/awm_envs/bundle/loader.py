@@ -19,10 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI
-from fastapi.routing import APIRoute
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
@@ -32,6 +30,9 @@ from awm_core.modules import content_name, import_file
 from awm_envs.bundle.sqlscript import clock_reads, run_script
 from awm_envs.bundle.toolspecs import ToolDerivationError, derive_tool_specs
 from awm_envs.errors import BundleError, BundleProblem
+
+if TYPE_CHECKING:  # FastAPI is imported with app.py, not to read a bundle's files
+    from fastapi import FastAPI
 
 MANIFEST = "manifest.json"
 SCHEMA_SQL = "schema.sql"
@@ -172,6 +173,8 @@ def _import_problem(exc: BaseException, app_path: Path) -> BundleProblem:
 
 
 def _check_routes(app: FastAPI, problems: list[BundleProblem]) -> None:
+    from fastapi.routing import APIRoute
+
     seen: dict[str, str] = {}
     for route in app.routes:
         if not isinstance(route, APIRoute):
@@ -265,6 +268,8 @@ def _load_app(root: Path, env_id: str, problems: list[BundleProblem]) -> _Loaded
             raise
         problems.append(_import_problem(exc, root / APP_PY))
         return loaded
+    from fastapi import FastAPI
+
     app = getattr(loaded.module, "app", None)
     if isinstance(app, FastAPI):
         loaded.app = app
@@ -296,6 +301,8 @@ def _derived_tools(app: FastAPI, problems: list[BundleProblem]) -> list[ToolSpec
 
 def _load_tools(root: Path, app: FastAPI | None, problems: list[BundleProblem]) -> list[ToolSpec]:
     """The tools derived from the app's routes, or tools.json's (checked against the routes)."""
+    from fastapi.routing import APIRoute
+
     tools: list[ToolSpec] = []
     route_names: set[str] = set()
     if app is not None:

@@ -10,9 +10,10 @@ JSON body's fields merged alongside them.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI
+if TYPE_CHECKING:  # only annotations: reading a bundle's files needs no FastAPI
+    from fastapi import FastAPI
 
 from awm_core.models import ToolSpec
 

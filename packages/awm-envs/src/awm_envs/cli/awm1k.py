@@ -14,7 +14,7 @@ from rich.table import Table
 
 from awm_envs.awm1k.convert import DEFAULT_REFERENCE_TIME
 from awm_envs.awm1k.export import export_awm
-from awm_envs.awm1k.importer import ImportResult, import_awm
+from awm_envs.awm1k.importer import ImportResult, import_awm, totals
 
 
 @click.command(name="import-awm")
@@ -82,6 +82,11 @@ def import_awm_command(
         click.echo(
             json.dumps(
                 {
+                    "counts": {
+                        s: sum(r.status == s for r in results)
+                        for s in ("imported", "skipped", "failed")
+                    },
+                    "totals": totals(results),
                     "results": [asdict(r) for r in results],
                     "release_problems": [asdict(p) for p in problems],
                 },

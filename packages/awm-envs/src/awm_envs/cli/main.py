@@ -6,7 +6,6 @@ commands to it. Every command takes a catalog id or a bundle folder path.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import sys
@@ -16,7 +15,7 @@ from typing import Any
 
 import click
 
-from awm_core.argcheck import signature
+from awm_core.lazycli import LazyGroup
 
 
 def _emit_json(data: Any) -> None:
@@ -30,7 +29,7 @@ def catalog_option(fn: Callable[..., Any]) -> Callable[..., Any]:
         "--catalog",
         "catalogs",
         multiple=True,
-        type=click.Path(file_okay=False, path_type=Path),
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
         help="A folder of bundles to search (repeatable); AWM_ENV_PATH works too.",
     )
     @functools.wraps(fn)
@@ -40,7 +39,7 @@ def catalog_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-@click.group(name="envs")
+@click.group(name="envs", cls=LazyGroup)
 def envs() -> None:
     """Environments: list, show, call, serve over MCP, validate, AWM-1K import and export."""
 
@@ -51,10 +50,12 @@ def envs() -> None:
 def list_command(as_json: bool, catalogs: list[Path]) -> None:
     """List environments: domain, size, tools, tasks per bucket and validation status.
 
-    The status is the last ``awm envs validate`` result for the bundle's current
-    content ("not validated" after an edit).
+    The status is the last awm envs validate result for the bundle's current
+    content, or for the shipped catalog the result shipped with it ("not
+    validated" after an edit).
     """
     from awm_envs.bundle.sources import list_envs
+    from awm_envs.cli.catalog_files import shipped_record
     from awm_envs.validation.catalog_stats import catalog_stats
     from awm_envs.validation.record import load_record, status_text
 
@@ -77,7 +78,9 @@ def list_command(as_json: bool, catalogs: list[Path]) -> None:
             info.update(
                 name=info.get("name", ""), category=info.get("category", ""), error=str(exc)[:200]
             )
-        record = load_record(info.get("id", env_id), path)
+        # this machine's last `awm envs validate` of this exact content, else the record
+        # shipped with the catalog (also keyed by content: an edited bundle has none)
+        record = load_record(info.get("id", env_id), path) or shipped_record(env_id, path)
         info["validation"] = record
         rows.append(info)
     if as_json:
@@ -86,8 +89,9 @@ def list_command(as_json: bool, catalogs: list[Path]) -> None:
     if not rows:
         click.echo("no environments found (add --catalog DIR or set AWM_ENV_PATH)")
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from awm_core.console import make_console
 
     table = Table(title="awm environments")
     for col in (
@@ -123,7 +127,7 @@ def list_command(as_json: bool, catalogs: list[Path]) -> None:
             status,
             r["source"],
         )
-    Console().print(table)
+    make_console().print(table)
 
 
 @envs.command(name="show")
@@ -132,7 +136,7 @@ def list_command(as_json: bool, catalogs: list[Path]) -> None:
     "--json",
     "as_json",
     is_flag=True,
-    help="Print JSON (manifest, tools with schemas, tables, tasks).",
+    help="Print JSON (manifest, tools with schemas, row counts per table, tasks in full).",
 )
 @click.option("--schema", "show_schema", is_flag=True, help="Draw the tables with their keys.")
 @catalog_option
@@ -159,11 +163,13 @@ def show_command(env: str, as_json: bool, show_schema: bool, catalogs: list[Path
                 "path": str(view.path),
                 "tools": [t.model_dump(mode="json") for t in view.tools],
                 "tables": tables,
-                "tasks": [t.id for t in view.tasks],
+                "tasks": [t.model_dump(mode="json") for t in view.tasks],
                 "template_bytes": len(view.template),
             }
         )
         return
+    from awm_core.argcheck import signature
+
     m = view.manifest
     click.echo(f"{m.id}: {m.name} ({m.category}, v{m.version})\n{m.description}\n{view.path}\n")
     click.echo(f"tools ({len(view.tools)}):")
@@ -192,6 +198,8 @@ def _bundle_view(env: str, catalogs: list[Path]) -> Any:
     path = resolve_env(env, extra=catalogs)
     if not trusted(path):
         return describe_bundle(path)
+    if (path / "tools.json").is_file():  # the shipped catalog: read the files, import nothing
+        return _files_view(path)
     from awm_envs.runtime.environment import load_environment
 
     e = load_environment(path)
@@ -202,6 +210,28 @@ def _bundle_view(env: str, catalogs: list[Path]) -> Any:
         tasks=e.tasks,
         tables=e.bundle.tables,
         template=e.template,
+    )
+
+
+def _files_view(path: Path) -> Any:
+    """What ``show`` prints, from a bundle's files alone (its tools.json, tasks.json, SQL)."""
+    from pydantic import TypeAdapter
+
+    from awm_core.models import EnvironmentManifest, Task, ToolSpec
+    from awm_envs.bundle.loader import compile_template
+    from awm_envs.pool.preflight import BundleDescription
+
+    template, tables = compile_template(
+        (path / "schema.sql").read_text(encoding="utf-8"),
+        (path / "seed.sql").read_text(encoding="utf-8"),
+    )
+    return BundleDescription(
+        path=path.resolve(),
+        manifest=EnvironmentManifest.model_validate_json((path / "manifest.json").read_bytes()),
+        tools=TypeAdapter(list[ToolSpec]).validate_json((path / "tools.json").read_bytes()),
+        tasks=TypeAdapter(list[Task]).validate_json((path / "tasks.json").read_bytes()),
+        tables=tables,
+        template=template,
     )
 
 
@@ -221,8 +251,23 @@ def _row_counts(template: bytes, tables: list[str]) -> dict[str, int]:
 @click.argument("tool")
 @click.option("--args", "args_json", default="{}", help="Tool arguments as a JSON object.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result and the row diff as JSON.")
+@click.option(
+    "--save-db",
+    "save_db",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write the database before and after the call to DIR/initial.db and DIR/final.db "
+    "(SQLite files, e.g. for an official AWM verifier).",
+)
 @catalog_option
-def call_command(env: str, tool: str, args_json: str, as_json: bool, catalogs: list[Path]) -> None:
+def call_command(
+    env: str,
+    tool: str,
+    args_json: str,
+    as_json: bool,
+    save_db: Path | None,
+    catalogs: list[Path],
+) -> None:
     """Call one tool on a fresh instance; print the result and what changed in the database.
 
     A bundle outside the shipped catalog runs in a sandbox worker, not here.
@@ -240,11 +285,17 @@ def call_command(env: str, tool: str, args_json: str, as_json: bool, catalogs: l
         from awm_envs.runtime.environment import load_environment
 
         with load_environment(path).instance() as inst:
-            before = inst.snapshot()
+            before = inst.snapshot_sync()
             result = inst.call_tool_sync(tool, arguments)
-            after = inst.snapshot()
+            after = inst.snapshot_sync()
     else:
+        import asyncio
+
         result, before, after = asyncio.run(_call_in_worker(path, tool, arguments))
+    if save_db is not None:
+        save_db.mkdir(parents=True, exist_ok=True)
+        (save_db / "initial.db").write_bytes(before)  # a snapshot is the SQLite file format
+        (save_db / "final.db").write_bytes(after)
     changes = diff_images(before, after)
     if as_json:
         _emit_json(
@@ -280,11 +331,64 @@ async def _call_in_worker(path: Path, tool: str, arguments: Any) -> tuple[Any, b
         raise click.ClickException(str(exc)) from None
 
 
+def _preloading_factory(env: Any) -> tuple[list[Any], Any]:
+    """Tools read from ``tools.json`` and an instance factory whose environment loads meanwhile."""
+    import asyncio
+    import threading
+
+    from pydantic import TypeAdapter
+
+    from awm_core.models import ToolSpec
+
+    tools = TypeAdapter(list[ToolSpec]).validate_json((env.path / "tools.json").read_bytes())
+    loaded = threading.Event()
+    failure: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            env.tools  # noqa: B018  (the first attribute access loads the bundle)
+        except BaseException as exc:  # reported to the first call, not lost in the thread
+            failure.append(exc)
+        finally:
+            loaded.set()
+
+    threading.Thread(target=load, name="awm-env-load", daemon=True).start()
+
+    async def factory(key: str) -> Any:
+        if not loaded.is_set():
+            await asyncio.to_thread(loaded.wait)
+        if failure:
+            raise failure[0]
+        return env.instance()
+
+    return tools, factory
+
+
+def _check_port(host: str, port: int) -> None:
+    """Fail in one line when ``host:port`` cannot be bound (uvicorn would print a traceback)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise click.ClickException(f"cannot serve on {host}:{port}: {exc}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise click.ClickException(
+                f"cannot serve on {host}:{port}: {exc.strerror or exc} "
+                "(pick another --port, or stop the process using it)"
+            ) from None
+
+
 @envs.command(name="serve")
 @click.argument("env")
 @click.option("--stdio", is_flag=True, help="Serve one client over stdin/stdout.")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
 @click.option(
     "--idle-timeout",
     default=1800.0,
@@ -311,15 +415,21 @@ async def _call_in_worker(path: Path, tool: str, arguments: Any) -> tuple[Any, b
     "--workers",
     default=0,
     show_default=True,
-    type=int,
+    type=click.IntRange(min=0),
     help="Run tool code in N sandboxed worker processes (0: in this process, trusted code only; see docs/security.md).",
 )
 @click.option(
     "--call-timeout",
     default=10.0,
     show_default=True,
-    type=float,
+    type=click.FloatRange(min=0, min_open=True),
     help="Per-call limit in sandbox workers.",
+)
+@click.option(
+    "--shared-instance",
+    is_flag=True,
+    help="One instance for every session at /mcp, for clients that open a session per call "
+    "(the official AWM client); /mcp/i/{id} stays per id. See docs/awm1k.md.",
 )
 @catalog_option
 def serve_command(
@@ -332,6 +442,7 @@ def serve_command(
     rate_limit: float,
     workers: int,
     call_timeout: float,
+    shared_instance: bool,
     catalogs: list[Path],
 ) -> None:
     """Serve ENV over MCP: --stdio, or streamable HTTP at http://HOST:PORT/mcp (one instance per session).
@@ -340,7 +451,11 @@ def serve_command(
     trust, such as the shipped catalog. With --workers N the tool code runs in N
     sandboxed worker processes (no network, no host files, no API keys) and
     app.py is never imported here. What each mode contains: docs/security.md.
+    HTTP clients that cannot keep a session name an instance in the path,
+    /mcp/i/{id}, or use --shared-instance.
     """
+    import asyncio
+
     from awm_envs.runtime.environment import load_environment
     from awm_envs.serve.mcp_server import SHUTDOWN_DEADLINE_S, serve_http, serve_stdio
 
@@ -354,6 +469,10 @@ def serve_command(
         factory = None
         pool = None
         tools = None
+        if workers == 0 and (e.path / "tools.json").is_file():
+            # answer `initialize` and `tools/list` from the bundle's files while app.py (and
+            # FastAPI, SQLAlchemy) load in a thread; the first call waits for that load
+            tools, factory = _preloading_factory(e)
         if workers > 0:
             from awm_envs.pool.remote import WorkerDied, WorkerPool, WorkerRequestError
 
@@ -383,11 +502,14 @@ def serve_command(
                     max_sessions=max_sessions,
                     rate_limit=rate_limit,
                     exit_deadline=SHUTDOWN_DEADLINE_S,  # SIGTERM: gone within 2 s
+                    shared_instance=shared_instance,
                 )
         finally:
             if pool is not None:
                 await pool.close()
 
+    if not stdio:
+        _check_port(host, port)
     try:
         asyncio.run(main())
     except KeyboardInterrupt:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 
+from awm_core.console import make_console
 from awm_envs.sandbox import IsolationUnavailable, SandboxStartError
 from awm_envs.validation.validate import EnvValidation, validate_catalog
 from awm_envs.validation.verifier_runner import VerifierSandboxUnavailable
@@ -26,9 +28,7 @@ def _mark(ok: bool) -> str:
 def render_table(results: list[EnvValidation], console: Console | None = None) -> None:
     """Print one row per task, plus a row per environment-level problem."""
     if console is None:
-        console = Console()
-        if not console.is_terminal:  # pipes and CI logs: do not squeeze the table into 80 columns
-            console = Console(width=140)
+        console = make_console()  # pipes and CI logs: the table is not squeezed into 80 columns
     table = Table(title="awm envs validate")
     table.add_column("env")
     table.add_column("task", overflow="fold", min_width=24)
@@ -38,6 +38,7 @@ def render_table(results: list[EnvValidation], console: Console | None = None) -
         "initial not complete",
         "reference complete",
         "wrong rejected",
+        "proof",
     ):
         table.add_column(col)
     for env in results:
@@ -58,6 +59,9 @@ def render_table(results: list[EnvValidation], console: Console | None = None) -
                 _mark(t.initial_not_complete),
                 _mark(t.reference_complete),
                 _mark(t.wrong_rejected),
+                {"proven": "[green]proven[/]", "unproven": "[yellow]unproven[/]"}.get(
+                    t.proof, "[red]failed[/]"
+                ),
             )
     console.print(table)
     for env in results:
@@ -71,11 +75,53 @@ def render_table(results: list[EnvValidation], console: Console | None = None) -
                         f"[red]{env.env_id}/{t.task_id}[/red]: {c.kind} ({c.description}) judged {verdict}"
                     )
     n_tasks = sum(len(e.tasks) for e in results)
-    n_ok = sum(t.passed for e in results for t in e.tasks)
+    n_ok = sum(t.proven for e in results for t in e.tasks)
+    n_unproven = sum(t.proof == "unproven" for e in results for t in e.tasks)
     colour = "green" if all(e.passed for e in results) else "red"
+    unproven = f", {n_unproven} unproven (no reference solution)" if n_unproven else ""
     console.print(
-        f"[{colour}]{n_ok}/{n_tasks} tasks proven in {len(results)} environment(s)[/{colour}]"
+        f"[{colour}]{n_ok}/{n_tasks} tasks proven{unproven} in {len(results)} environment(s)"
+        f"[/{colour}]"
     )
+
+
+def _bundle_args(envs: tuple[str, ...]) -> list[str]:
+    """ENV arguments minus plain files: ``validate DIR/*`` also matches ``import-report.json``."""
+    kept = []
+    for ref in envs:
+        if Path(ref).is_file():
+            click.echo(f"skipping {ref}: a file, not a bundle folder", err=True)
+            continue
+        kept.append(ref)
+    if envs and not kept:
+        raise click.UsageError("no bundle folders among the arguments (only files)")
+    return kept
+
+
+def _validate_with_progress(
+    envs: list[str], validate: Callable[[list[str] | None], list[EnvValidation]]
+) -> list[EnvValidation]:
+    """One environment at a time, with a progress bar on stderr (gone when done)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from awm_envs.validation.validate import catalog_env_ids
+
+    ids = envs or catalog_env_ids()
+    results: list[EnvValidation] = []
+    with Progress(
+        TextColumn("validating {task.fields[env]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=make_console(stderr=True),
+        transient=True,
+    ) as progress:
+        bar = progress.add_task("validate", total=len(ids), env="")
+        for ref in ids:
+            progress.update(bar, env=ref)
+            results += validate([ref])
+            progress.advance(bar)
+    return results
 
 
 @click.command(name="validate")
@@ -94,17 +140,35 @@ def render_table(results: list[EnvValidation], console: Console | None = None) -
     help="Run verifiers in awm-verify's sandbox (default: for bundles outside the shipped "
     "catalog, when awm-verify is installed) or in this process.",
 )
+@click.option(
+    "--require-proof",
+    is_flag=True,
+    help="Fail tasks without a reference solution (imported ones) instead of reporting "
+    "them unproven.",
+)
 def validate_command(
-    envs: tuple[str, ...], as_json: bool, catalogs: tuple[Path, ...], sandbox: bool | None
+    envs: tuple[str, ...],
+    as_json: bool,
+    catalogs: tuple[Path, ...],
+    sandbox: bool | None,
+    require_proof: bool,
 ) -> None:
     """Prove every task: not complete initially, solved by its reference, wrong attempts rejected.
 
     ENV is a catalog id or a bundle folder; none means the whole catalog.
+    Tasks without a reference solution (imported from AWM-1K) get the checks that need
+    none and are reported unproven, not failed, unless --require-proof.
     Exits non-zero if any task fails.
     """
     try:
-        results = validate_catalog(
-            list(envs) or None, extra=list(catalogs) or None, sandbox=sandbox
+        results = _validate_with_progress(
+            _bundle_args(envs),
+            lambda one: validate_catalog(
+                one,
+                extra=list(catalogs) or None,
+                sandbox=sandbox,
+                require_proof=require_proof,
+            ),
         )
     except (FileNotFoundError, VerifierSandboxUnavailable) as exc:
         raise click.UsageError(str(exc)) from exc
@@ -115,7 +179,10 @@ def validate_command(
             {
                 **r.model_dump(mode="json"),
                 "passed": r.passed,
-                "tasks": [{**t.model_dump(mode="json"), "passed": t.passed} for t in r.tasks],
+                "tasks": [
+                    {**t.model_dump(mode="json"), "passed": t.passed, "proof": t.proof}
+                    for t in r.tasks
+                ],
             }
             for r in results
         ]

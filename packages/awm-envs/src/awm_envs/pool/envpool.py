@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -151,9 +150,7 @@ class EnvPool:
         task.add_done_callback(self._pending.discard)
 
     async def _recycle(self, instance: Any) -> None:
-        result = instance.reset()
-        if inspect.isawaitable(result):
-            await result
+        await instance.reset()
         self._free.put_nowait(instance)
 
     @contextlib.asynccontextmanager
@@ -177,4 +174,4 @@ class EnvPool:
             await self.worker_pool.close()
         else:
             for inst in self._all:
-                inst.close()
+                inst.close_sync()

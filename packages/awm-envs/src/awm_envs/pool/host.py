@@ -8,14 +8,17 @@ told once, naming the cause.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from awm_core.models import ToolResult, ToolSpec
+from awm_envs.errors import SyncCallError
 from awm_envs.pool.worker_main import result_from_wire
-from awm_envs.runtime.instance import error_result
+from awm_envs.runtime.results import error_result
 
 
 class WorkerDied(Exception):
@@ -154,7 +157,14 @@ async def _bundle_request(
 
 
 class RemoteInstance:
-    """An instance living in a sandbox worker (implements ``EnvSession``; async only).
+    """An instance living in a sandbox worker (implements ``EnvSession``).
+
+    Same API as the in-process :class:`~awm_envs.runtime.instance.Instance`:
+    every method is async, and each has a ``*_sync`` twin. The twins wait on
+    the pool's event loop, so they work from another thread (a sync trainer
+    loop next to the pool's loop); called on the loop's own thread they raise
+    :class:`~awm_envs.errors.SyncCallError` at once (use ``await``) instead of
+    deadlocking.
 
     ``pool`` is a :class:`WorkerPool` or a
     :class:`~awm_envs.pool.ray_backend.RayWorkerPool`: both offer the same host
@@ -173,8 +183,10 @@ class RemoteInstance:
         self._notice: Any = None  # the lost worker whose story the agent has not heard yet
         self.closed = False
         self.recreated = 0
+        self._loop: asyncio.AbstractEventLoop | None = None  # the pool's loop, for *_sync
 
     async def _place(self) -> None:
+        self._loop = asyncio.get_running_loop()
         for attempt in range(3):
             w = await self.pool._pick()
             try:
@@ -312,16 +324,81 @@ class RemoteInstance:
         await self._recreate()
 
     async def snapshot(self) -> bytes:
+        """The database as bytes (a complete SQLite image)."""
         image = await self._simple("snapshot")
         if not isinstance(image, bytes):
             raise WorkerRequestError("the environment worker sent a snapshot that is not bytes")
         return image
 
     async def restore(self, image: bytes) -> None:
+        """Replace the database with ``image``."""
         self._notice = None
         await self._simple("restore", image)
 
+    async def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Read-only SQL against this instance, run in its worker."""
+        rows = await self._simple("query", sql, list(params))
+        return [tuple(row) for row in rows]
+
+    # -- sync twins: the same calls, waited for on the pool's event loop -------------------
+    def _wait(self, coro: Coroutine[Any, Any, Any], what: str) -> Any:
+        loop = self._loop
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if loop is None or running is loop or not loop.is_running():
+            coro.close()
+            if loop is not None and running is loop:
+                why = f"is this thread's: use `await inst.{what}(...)` here instead"
+            else:
+                why = (
+                    "is not running: call it from another thread while the pool runs, "
+                    f"or use `await inst.{what}(...)`"
+                )
+            raise SyncCallError(f"{what}_sync() waits on the pool's event loop, which {why}")
+        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+    def list_tools_sync(self) -> list[ToolSpec]:
+        """Sync form of :meth:`list_tools`."""
+        tools: list[ToolSpec] = self.pool.tools_of(self.env_path)
+        return tools
+
+    def call_tool_sync(self, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
+        """Sync form of :meth:`call_tool` (from a thread other than the pool's loop)."""
+        result: ToolResult = self._wait(self.call_tool(name, arguments), "call_tool")
+        return result
+
+    def snapshot_sync(self) -> bytes:
+        """Sync form of :meth:`snapshot`."""
+        image: bytes = self._wait(self.snapshot(), "snapshot")
+        return image
+
+    def restore_sync(self, image: bytes) -> None:
+        """Sync form of :meth:`restore`."""
+        self._wait(self.restore(image), "restore")
+
+    def reset_sync(self) -> None:
+        """Sync form of :meth:`reset`."""
+        self._wait(self.reset(), "reset")
+
+    def query_sync(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Sync form of :meth:`query`."""
+        rows: list[tuple[Any, ...]] = self._wait(self.query(sql, params), "query")
+        return rows
+
+    def close_sync(self) -> None:
+        """Sync form of :meth:`close`."""
+        self._wait(self.close(), "close")
+
+    async def __aenter__(self) -> RemoteInstance:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
     async def close(self) -> None:
+        """Close the instance in its worker; it cannot be used afterwards."""
         if self.closed:
             return
         self.closed = True

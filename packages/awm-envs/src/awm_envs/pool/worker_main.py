@@ -22,14 +22,15 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from awm_core.models import ToolResult
-from awm_envs.bundle.loader import load_bundle
 from awm_envs.errors import BundleError
-from awm_envs.runtime.environment import Environment
-from awm_envs.runtime.instance import Instance
 from awm_envs.sandbox import wire
+
+if TYPE_CHECKING:  # the runtime is imported where bundles load (in workers), not by the host
+    from awm_envs.runtime.environment import Environment
+    from awm_envs.runtime.instance import Instance
 
 
 def result_to_wire(result: ToolResult) -> dict[str, Any]:
@@ -71,6 +72,9 @@ class WorkerState:
     def _env(self, path: str) -> Environment:
         env = self.envs.get(path)
         if env is None:
+            from awm_envs.bundle.loader import load_bundle
+            from awm_envs.runtime.environment import Environment
+
             env = Environment(load_bundle(Path(path)))
             self.envs[path] = env
         return env
@@ -94,17 +98,20 @@ class WorkerState:
             self.instances[iid] = env.instance(iid)
             return [t.model_dump(mode="json") for t in env.tools]
         if op == "reset":
-            self.instances[args[0]].reset()
+            self.instances[args[0]].reset_sync()
             return None
         if op == "snapshot":
-            return self.instances[args[0]].snapshot()
+            return self.instances[args[0]].snapshot_sync()
         if op == "restore":
-            self.instances[args[0]].restore(args[1])
+            self.instances[args[0]].restore_sync(args[1])
             return None
+        if op == "query":  # read-only SQL; rows as lists (JSON on the wire)
+            iid, sql, params = args
+            return [list(row) for row in self.instances[iid].query_sync(sql, tuple(params))]
         if op == "close":
             inst = self.instances.pop(args[0], None)
             if inst is not None:
-                inst.close()
+                inst.close_sync()
             return None
         if op == "load":
             return [t.model_dump(mode="json") for t in self._env(args[0]).tools]

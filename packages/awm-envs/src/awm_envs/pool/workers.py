@@ -21,9 +21,19 @@ START_TIMEOUT_S = 120.0  # a worker's interpreter start and imports (seconds on 
 IMPORT_TIMEOUT_ENV = "AWM_IMPORT_TIMEOUT_S"
 DEFAULT_IMPORT_TIMEOUT_S = 60.0
 WORKER_ENTRY = "awm_envs.pool.worker_main:serve"
+# FastAPI, SQLAlchemy, pydantic: imported before the memory limit (worker_main itself is light,
+# so that the host, which imports it too, never pays for them)
 PRELOAD = (
     "awm_envs.pool.worker_main",
-)  # FastAPI, SQLAlchemy, pydantic: imported before the memory limit
+    "awm_envs.bundle.loader",
+    "awm_envs.runtime.environment",
+    "awm_envs.runtime.instance",
+    "awm_core.argcheck",
+    "sqlalchemy",
+    "sqlalchemy.orm",
+    "sqlalchemy.pool",
+    "fastapi",
+)
 # RLIMIT_NPROC counts every process and thread of the user on the host (where it applies at
 # all: not for root); the PID namespace is what bounds a tool's children.
 WORKER_PROCESSES = 2048

@@ -11,19 +11,20 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from sqlalchemy import Engine, create_engine
-from sqlalchemy.orm import sessionmaker
-from sqlalchemy.pool import NullPool
-
-from awm_core.argcheck import make_validator
-from awm_core.models import EnvironmentManifest, Task, ToolSpec
-from awm_envs.bundle.loader import Bundle, load_bundle
-from awm_envs.bundle.toolspecs import route_bindings
-from awm_envs.runtime.dispatch import Plan, bound_session, build_plans
 from awm_envs.runtime.transactions import CallConnection
+
+# SQLAlchemy, FastAPI and jsonschema are imported when the bundle loads (first use), so an
+# Environment that is only named (serve's start-up, sandbox workers' parent) costs nothing.
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from sqlalchemy import Engine
+
+    from awm_core.models import EnvironmentManifest, Task, ToolSpec
+    from awm_envs.bundle.loader import Bundle
+    from awm_envs.runtime.dispatch import Plan
+    from awm_envs.runtime.instance import Instance
 
 _pending = threading.local()
 
@@ -69,6 +70,14 @@ class Environment:
         return cls(path=path)
 
     def _init(self, bundle: Bundle) -> None:
+        from sqlalchemy import create_engine
+        from sqlalchemy.orm import sessionmaker
+        from sqlalchemy.pool import NullPool
+
+        from awm_core.argcheck import make_validator
+        from awm_envs.bundle.toolspecs import route_bindings
+        from awm_envs.runtime.dispatch import bound_session, build_plans
+
         # The override is process-global but harmless: it reads the calling instance's
         # session from a ContextVar, so concurrent instances never see each other's.
         bundle.app.dependency_overrides[bundle.get_db] = bound_session
@@ -92,6 +101,8 @@ class Environment:
         if name in Environment._LAZY and "_load_lock" in self.__dict__:
             with self._load_lock:
                 if "bundle" not in self.__dict__:
+                    from awm_envs.bundle.loader import load_bundle
+
                     self._init(load_bundle(self._path))
             return self.__dict__[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
@@ -106,6 +117,8 @@ class Environment:
         """The bundle's manifest (read from manifest.json without importing app.py)."""
         if self.loaded:
             return self.bundle.manifest
+        from awm_core.models import EnvironmentManifest
+
         return EnvironmentManifest.model_validate_json((self._path / "manifest.json").read_bytes())
 
     @property
@@ -148,6 +161,8 @@ class Environment:
 
     def instance(self, instance_id: str | None = None) -> Instance:
         """A new isolated in-process instance (trusted code: runs in this process)."""
+        from awm_envs.runtime.instance import Instance
+
         return Instance(self, instance_id)
 
     def __repr__(self) -> str:
@@ -188,5 +203,3 @@ def _fingerprint(path: Path) -> tuple[Any, ...]:
 
 _cache: dict[tuple[Any, ...], Environment] = {}
 _cache_lock = threading.Lock()
-
-from awm_envs.runtime.instance import Instance  # noqa: E402  (Instance needs Environment's names)

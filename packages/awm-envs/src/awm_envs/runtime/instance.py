@@ -20,6 +20,7 @@ from awm_core.argcheck import check_arguments
 from awm_core.models import ToolResult, ToolSpec
 from awm_envs.errors import InstanceClosedError
 from awm_envs.runtime.dispatch import _SESSION, ToolFailure, classify
+from awm_envs.runtime.results import error_result
 from awm_envs.runtime.syncbridge import run_sync, step
 
 if TYPE_CHECKING:
@@ -33,16 +34,14 @@ OFFLOAD_AFTER_S = 0.05
 _EMA_WEIGHT = 0.2  # of the newest call: one call of 5x the limit marks a tool at once
 
 
-def error_result(error_type: str, message: str, latency_s: float = 0.0) -> ToolResult:
-    """The shape of every failed call: ``is_error`` with a message the agent can act on."""
-    return ToolResult(content=message, is_error=True, error_type=error_type, latency_s=latency_s)
-
-
 class Instance:
-    """An isolated instance (implements :class:`awm_core.session.EnvSession`).
+    """An isolated in-process instance (implements :class:`awm_core.session.EnvSession`).
 
-    Sync (``call_tool_sync``) and async (``call_tool``) forms run the same
-    code; use one instance from one thread or one event loop at a time.
+    The instance API is the same as :class:`~awm_envs.pool.host.RemoteInstance`'s:
+    every method (``call_tool``, ``list_tools``, ``snapshot``, ``restore``,
+    ``reset``, ``query``, ``close``) is async, and each has a ``*_sync`` twin
+    (``call_tool_sync``, ``snapshot_sync``, ...) running the same code without an
+    event loop. Use one instance from one thread or one event loop at a time.
     """
 
     def __init__(self, env: Environment, instance_id: str | None = None) -> None:
@@ -108,31 +107,53 @@ class Instance:
             return run_sync(self._execute(name, prepared, started), may_suspend=plan.may_suspend)
 
     # -- state -------------------------------------------------------------------------
-    def snapshot(self) -> bytes:
+    # One rule for every instance class (Instance, RemoteInstance): each method is async,
+    # and each has a ``*_sync`` twin for code without an event loop (docs/environment-format.md).
+    async def snapshot(self) -> bytes:
         """The database as bytes (a complete SQLite image; open it with ``deserialize``)."""
+        return self.snapshot_sync()
+
+    async def restore(self, image: bytes) -> None:
+        """Replace the database with ``image`` (from :meth:`snapshot` or the template)."""
+        self.restore_sync(image)
+
+    async def reset(self) -> None:
+        """Back to the environment's initial database (~10 µs: one ``deserialize``)."""
+        self.reset_sync()
+
+    async def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Read-only SQL against this instance (for tests, verifiers and debugging)."""
+        return self.query_sync(sql, params)
+
+    async def close(self) -> None:
+        """Release the database; the instance cannot be used afterwards."""
+        self.close_sync()
+
+    def snapshot_sync(self) -> bytes:
+        """Sync form of :meth:`snapshot`."""
         self._check_open()
         with self._lock:
             return self._raw.serialize()
 
-    def restore(self, image: bytes) -> None:
-        """Replace the database with ``image`` (from :meth:`snapshot` or the template)."""
+    def restore_sync(self, image: bytes) -> None:
+        """Sync form of :meth:`restore`."""
         self._check_open()
         with self._lock:
             self._raw.deserialize(image)
             self._raw.execute("PRAGMA foreign_keys = ON")
 
-    def reset(self) -> None:
-        """Back to the environment's initial database (~10 µs: one ``deserialize``)."""
-        self.restore(self.env.template)
+    def reset_sync(self) -> None:
+        """Sync form of :meth:`reset`."""
+        self.restore_sync(self.env.template)
 
-    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """Read-only SQL against this instance (for tests, verifiers and debugging)."""
+    def query_sync(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Sync form of :meth:`query`."""
         self._check_open()
         with self._lock:
             return self._raw.execute(sql, params).fetchall()
 
-    def close(self) -> None:
-        """Release the database; the instance cannot be used afterwards."""
+    def close_sync(self) -> None:
+        """Sync form of :meth:`close`."""
         if self.closed:
             return
         self.closed = True
@@ -140,11 +161,17 @@ class Instance:
             self._sa.close()  # NullPool closes the raw connection too
             self._raw.close()
 
+    async def __aenter__(self) -> Instance:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close_sync()
+
     def __enter__(self) -> Instance:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        self.close_sync()
 
     def __repr__(self) -> str:
         return f"Instance({self.env.id!r}, id={self.id!r}{', closed' if self.closed else ''})"

@@ -68,6 +68,7 @@ def build_http_app(
     fast_path: bool = True,
     tools: list[ToolSpec] | None = None,
     rate_limit: float = DEFAULT_RATE_LIMIT,
+    shared_instance: bool = False,
 ) -> tuple[Any, InstanceDirectory]:
     """The streamable-HTTP ASGI app (``/mcp`` and ``/mcp/i/{id}``) and its instance directory.
 
@@ -79,7 +80,9 @@ def build_http_app(
     address, answered 429 above it (0: off). ``fast_path=False`` sends every
     request through the SDK (the reference behaviour the fast path is tested
     against). The returned app has ``limits`` (a :class:`SessionLimits`, or
-    None) and ``rate`` (a :class:`RateLimiter`, or None).
+    None) and ``rate`` (a :class:`RateLimiter`, or None). ``shared_instance``: every
+    session uses one instance (see :class:`InstanceDirectory`); ``/mcp/i/{id}`` is
+    unchanged.
     """
     if max_sessions is not None and max_sessions < 0:
         raise ValueError("max_sessions must be a number of sessions (0: no cap)")
@@ -89,7 +92,13 @@ def build_http_app(
         raise ValueError("idle_timeout must be a number of seconds (0: never)")
     cap = max_sessions or None
     sdk_idle_timeout = idle_timeout if idle_timeout > 0 else None
-    server, directory = build_server(env, idle_timeout=idle_timeout, factory=factory, tools=tools)
+    server, directory = build_server(
+        env,
+        idle_timeout=idle_timeout,
+        factory=factory,
+        tools=tools,
+        shared_instance=shared_instance,
+    )
     starlette_app = server.streamable_http_app(
         streamable_http_path="/mcp",
         host=host,
@@ -188,10 +197,12 @@ async def serve_http(
     rate_limit: float = DEFAULT_RATE_LIMIT,
     shutdown_grace: float = SHUTDOWN_GRACE_S,
     exit_deadline: float | None = None,
+    shared_instance: bool = False,
 ) -> None:
     """Serve streamable HTTP with uvicorn until cancelled or signalled.
 
-    ``max_sessions``, ``idle_timeout``, ``rate_limit``: see :func:`build_http_app`.
+    ``max_sessions``, ``idle_timeout``, ``rate_limit``, ``shared_instance``: see
+    :func:`build_http_app`.
     On SIGTERM/SIGINT, requests in flight get ``shutdown_grace`` seconds and
     then every session is closed. ``exit_deadline`` is for a process that
     only serves (``awm envs serve``): if the shutdown is still running that
@@ -207,6 +218,7 @@ async def serve_http(
         tools=tools,
         max_sessions=max_sessions,
         rate_limit=rate_limit,
+        shared_instance=shared_instance,
     )
     # httptools parses requests with less CPU than h11 when it is installed ("auto" picks it);
     # the access log is off: at thousands of calls/s it costs more than it tells

@@ -89,19 +89,21 @@ def build_server(
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
     factory: Callable[[str], Awaitable[Any]] | None = None,
     tools: list[ToolSpec] | None = None,
+    shared_instance: bool = False,
 ) -> tuple[Server[Any], InstanceDirectory]:
     """A low-level MCP server for ``env`` and the directory of its instances.
 
     ``factory(key)`` makes an instance for a new session (default: an
     in-process instance; pass one that uses a :class:`~awm_envs.pool.remote.WorkerPool`
     to sandbox the tool code, with the ``tools`` it reported, so that the
-    bundle's ``app.py`` is never imported in this process).
+    bundle's ``app.py`` is never imported in this process). ``shared_instance``: one
+    instance for every session (see :class:`InstanceDirectory`).
     """
 
     async def _default_factory(key: str) -> Any:
         return env.instance()
 
-    directory = InstanceDirectory(factory or _default_factory, idle_timeout)
+    directory = InstanceDirectory(factory or _default_factory, idle_timeout, shared=shared_instance)
     mcp_tools = [to_mcp_tool(t) for t in (env.tools if tools is None else tools)]
     manifest = env.manifest  # read from manifest.json: does not import app.py
 

@@ -5,6 +5,12 @@ Keys: ``s:{mcp-session-id}`` for an HTTP session, ``i:{id}`` for an explicit
 sessionless request (a fresh instance that lives for that request). Instances
 idle longer than ``idle_timeout`` are closed by a reaper task: clients that
 vanish without closing their session do not leak databases.
+
+With ``shared=True`` (``awm envs serve --shared-instance``) every session key and
+every sessionless request maps to one instance, ``shared``, which closing a
+session does not close: for clients that open a new MCP session per call (the
+official AWM client does), whose writes would otherwise vanish between calls.
+Explicit ``/mcp/i/{id}`` instances stay separate.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 
 INSTANCE_SCOPE_KEY = "awm.instance_id"  # the ASGI scope key naming an explicit instance
 DEFAULT_IDLE_TIMEOUT_S = 1800.0
+SHARED_KEY = "shared"
 
 
 @dataclass
@@ -29,15 +36,29 @@ class _Entry:
 class InstanceDirectory:
     """Instances by key (session id, explicit id, ``stdio``), created on first use, reaped when idle."""
 
-    def __init__(self, factory: Callable[[str], Awaitable[Any]], idle_timeout: float) -> None:
+    def __init__(
+        self,
+        factory: Callable[[str], Awaitable[Any]],
+        idle_timeout: float,
+        *,
+        shared: bool = False,
+    ) -> None:
         self._factory = factory
+        self.shared = shared
         self.idle_timeout = idle_timeout
         self._entries: dict[str, _Entry] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self.created = 0
         self.reaped = 0
 
+    def resolve(self, key: str) -> str:
+        """The key an instance is kept under: ``shared`` for every non-explicit key in shared mode."""
+        if self.shared and not key.startswith("i:"):
+            return SHARED_KEY
+        return key
+
     async def get(self, key: str) -> Any:
+        key = self.resolve(key)
         entry = self._entries.get(key)
         if entry is None:
             lock = self._locks.setdefault(key, asyncio.Lock())
@@ -60,6 +81,8 @@ class InstanceDirectory:
         return list(self._entries)
 
     async def close(self, key: str) -> None:
+        if self.resolve(key) != key:
+            return  # a session (or request) ended; the shared instance outlives it
         entry = self._entries.pop(key, None)
         self._locks.pop(key, None)
         if entry is not None:

@@ -125,11 +125,20 @@ class SimulatedInstance:
             latency_s=time.perf_counter() - started,
         )
 
-    def snapshot(self) -> bytes:
+    async def snapshot(self) -> bytes:
         """The initial database image: nothing is executed, so nothing changes."""
+        return self.snapshot_sync()
+
+    def snapshot_sync(self) -> bytes:
+        """Sync form of :meth:`snapshot`."""
         return self.env.template
 
-    def reset(self) -> None:
+    async def reset(self) -> None:
+        """Forget the conversation with the simulator."""
+        self.reset_sync()
+
+    def reset_sync(self) -> None:
+        """Sync form of :meth:`reset`."""
         self.history.clear()
 
 

@@ -29,11 +29,11 @@ class _RuntimeInstance:
         return result
 
     def snapshot(self) -> bytes:
-        data: bytes = self._inst.snapshot()
+        data: bytes = self._inst.snapshot_sync()
         return data
 
     def close(self) -> None:
-        self._inst.close()
+        self._inst.close_sync()
 
 
 class _RuntimeEnvironment:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -35,7 +35,14 @@ class TrajectoryCheck(BaseModel):
 
 
 class TaskValidation(BaseModel):
-    """The validation of one task: the three properties and every trajectory behind them."""
+    """The validation of one task: the three properties and every trajectory behind them.
+
+    ``proof`` is ``proven`` (all three hold), ``failed``, or ``unproven``: the task has no
+    reference solution yet (imported from the AWM-1K release), so only the checks that need
+    none ran (its verifier runs cleanly, the initial state is not already complete) and
+    they passed. An unproven task is not a failure unless proof is required
+    (``awm envs validate --require-proof``); ``awm envs prove`` looks for a reference.
+    """
 
     env_id: str
     task_id: str
@@ -48,16 +55,29 @@ class TaskValidation(BaseModel):
     wrong_rejected: bool
     problems: list[str] = Field(default_factory=list)
     checks: list[TrajectoryCheck] = Field(default_factory=list)
+    unproven: bool = Field(
+        default=False, description="No reference solution: only the reference-free checks ran."
+    )
+
+    @property
+    def proof(self) -> Literal["proven", "unproven", "failed"]:
+        """``proven``, ``unproven`` (no reference yet, nothing wrong found) or ``failed``."""
+        if self.problems or not self.initial_not_complete:
+            return "failed"
+        if self.unproven:
+            return "unproven"
+        ok = self.complexity_ok and self.reference_complete and self.wrong_rejected
+        return "proven" if ok else "failed"
 
     @property
     def passed(self) -> bool:
-        return (
-            self.complexity_ok
-            and self.initial_not_complete
-            and self.reference_complete
-            and self.wrong_rejected
-            and not self.problems
-        )
+        """Not failed: proven, or unproven with nothing wrong found."""
+        return self.proof != "failed"
+
+    @property
+    def proven(self) -> bool:
+        """All three properties shown, with a replayed reference solution."""
+        return self.proof == "proven"
 
 
 class EnvValidation(BaseModel):

@@ -158,6 +158,44 @@ def _wrong_claims(
     return wrong
 
 
+def _validate_unproven(
+    env_id: str,
+    env: _RuntimeEnvironment,
+    module: ModuleType,
+    task: Task,
+    run_verifier: VerifierRunner,
+) -> tuple[TaskValidation, _Replay, None]:
+    """A task without a reference solution: the checks that need none.
+
+    Its verifier must name a function that runs cleanly, and the untouched initial
+    state must not already be complete (catches pre-solved tasks in the release).
+    """
+    problems = [] if task.verifier else ["task names no verifier"]
+    untouched = _replay(env, [])
+    initial = _check(
+        run_verifier, module, task, "initial", "untouched initial database", untouched, None, False
+    )
+    if initial.verifier_error:
+        problems.append(f"initial: verifier error: {initial.verifier_error}")
+    elif initial.complete:
+        problems.append("initial: the untouched initial database is already complete")
+    validation = TaskValidation(
+        env_id=env_id,
+        task_id=task.id,
+        complexity=task.complexity,
+        reference_calls=0,
+        expects_refusal=task.expects_refusal,
+        complexity_ok=True,  # unlabelled until a reference solution exists
+        initial_not_complete=initial.ok,
+        reference_complete=False,
+        wrong_rejected=False,
+        problems=problems,
+        checks=[initial],
+        unproven=True,
+    )
+    return validation, untouched, None
+
+
 def _validate_task(
     env_id: str,
     env: _RuntimeEnvironment,
@@ -165,11 +203,17 @@ def _validate_task(
     task: Task,
     run_verifier: VerifierRunner,
     second_replay: bool = False,
+    require_proof: bool = True,
 ) -> tuple[TaskValidation, _Replay, _Replay | None]:
     """:func:`validate_task`, also returning the reference replay and, with ``second_replay``,
     a second replay of the whole reference solution on another fresh instance (for the leak
     check) when it comes almost free: when the last write is the last step, the dropped-write
-    trajectory is that replay's prefix, snapshotted before its last step."""
+    trajectory is that replay's prefix, snapshotted before its last step.
+
+    Without ``require_proof``, a task with no reference solution gets only the checks
+    that need none (:func:`_validate_unproven`) and is reported ``unproven``."""
+    if task.reference_solution is None and not require_proof:
+        return _validate_unproven(env_id, env, module, task, run_verifier)
     steps = task.reference_solution or []
     problems, complexity_ok = _task_problems(task)
     checks: list[TrajectoryCheck] = []

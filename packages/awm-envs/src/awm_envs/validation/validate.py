@@ -107,6 +107,7 @@ def validate_environment(
     extra: list[Path] | None = None,
     sandbox: bool | None = None,
     check_leaks: bool = True,
+    require_proof: bool = False,
 ) -> EnvValidation:
     """Validate every task (or the named ones) of one environment bundle or catalog id.
 
@@ -116,11 +117,13 @@ def validate_environment(
     ``check_leaks`` also fails an app whose tools keep state outside the
     database, shared by every instance in a process (see :class:`_LeakCheck`);
     the problem says "module-level state leaks between instances".
+    ``require_proof`` fails tasks without a reference solution; by default they get the
+    checks that need none and are reported ``unproven`` (see :class:`TaskValidation`).
     """
     env_dir = resolve_env_dir(env, extra=extra)
     runner, owned = _runner_for(env_dir, run_verifier, sandbox)
     try:
-        return _validate_environment(env_dir, task_ids, runner, check_leaks)
+        return _validate_environment(env_dir, task_ids, runner, check_leaks, require_proof)
     finally:
         if owned is not None:
             owned.close()
@@ -131,6 +134,7 @@ def _validate_environment(
     task_ids: Iterable[str] | None,
     run_verifier: VerifierRunner,
     check_leaks: bool = True,
+    require_proof: bool = False,
 ) -> EnvValidation:
     result = EnvValidation(env_id=env_dir.name, path=str(env_dir))
     try:
@@ -159,7 +163,13 @@ def _validate_environment(
         if wanted is not None and task.id not in wanted:
             continue
         validation, ref, second = _validate_task(
-            result.env_id, environment, module, task, run_verifier, second_replay=leaks is not None
+            result.env_id,
+            environment,
+            module,
+            task,
+            run_verifier,
+            second_replay=leaks is not None,
+            require_proof=require_proof,
         )
         result.tasks.append(validation)
         if leaks is not None:
@@ -175,23 +185,26 @@ def validate_catalog(
     run_verifier: VerifierRunner = run_native_verifier,
     extra: list[Path] | None = None,
     sandbox: bool | None = None,
+    require_proof: bool = False,
 ) -> list[EnvValidation]:
     """Validate the named environments, or the whole catalog when none are named.
 
     Each outcome is also recorded per bundle content, for ``awm envs list``.
-    ``sandbox`` is passed to :func:`validate_environment`.
+    ``sandbox`` and ``require_proof`` are passed to :func:`validate_environment`.
     """
     from awm_envs.validation.record import save_record
 
     ids = list(env_ids) if env_ids else catalog_env_ids()
     results = []
     for e in ids:
-        result = validate_environment(e, run_verifier=run_verifier, extra=extra, sandbox=sandbox)
+        result = validate_environment(
+            e, run_verifier=run_verifier, extra=extra, sandbox=sandbox, require_proof=require_proof
+        )
         if not result.problems or result.tasks:
             save_record(
                 result.env_id,
                 Path(result.path),
-                proven=sum(t.passed for t in result.tasks),
+                proven=sum(t.proven for t in result.tasks),
                 tasks=len(result.tasks),
                 passed=result.passed,
             )

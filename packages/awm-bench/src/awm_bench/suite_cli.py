@@ -1,0 +1,220 @@
+"""``awm bench list|run|report|compare``: external benchmarks registered as plugins."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+DEFAULT_RESULTS = Path("bench-results")
+
+
+def _suites() -> dict[str, Any]:
+    from awm_bench.suite import BenchmarkSuite
+    from awm_core.registry import BENCHMARK_CONVERTERS, collect
+
+    return {n: c for n, c in collect(BENCHMARK_CONVERTERS).items() if isinstance(c, BenchmarkSuite)}
+
+
+@click.command(name="list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_command(as_json: bool) -> None:
+    """The benchmarks installed plugins offer, and whether each can run here."""
+    rows = [
+        {"name": n, "title": s.title, "modes": list(s.modes), "missing": s.available()}
+        for n, s in sorted(_suites().items())
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        state = "ready" if row["missing"] is None else f"not installed: {row['missing']}"
+        click.echo(f"{row['name']:<10} {row['title']:<14} modes={','.join(row['modes'])}  {state}")
+
+
+def model_slug(model: str, corruption: str | None = None) -> str:
+    """The folder of one model's results in a run: ``openai:gpt-4o`` -> ``openai-gpt-4o``."""
+    slug = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in model)
+    return f"{slug}-{corruption}" if corruption else slug
+
+
+def _progress() -> Any:
+    """A progress callback: a rich bar on a terminal, a line per 10% otherwise."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    shown: dict[str, int] = {}
+
+    def report(label: str, done: int, total: int) -> None:
+        step = max(1, total // 10)
+        if done == total or done - shown.get(label, 0) >= step or console.is_terminal:
+            shown[label] = done
+            bar = "#" * int(30 * done / max(total, 1))
+            console.print(f"{label:<18} [{bar:<30}] {done}/{total}", highlight=False)
+
+    return report
+
+
+@click.command(name="run")
+@click.argument("names", nargs=-1, required=True)
+@click.option(
+    "--model",
+    default="oracle",
+    show_default=True,
+    help="'oracle' (the benchmark's ground truth) or a backend spec: openai:NAME, local:smollm2.",
+)
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    type=click.Choice(["awm", "native"]),
+    help="native: the benchmark's own harness; awm: awm's episode loop (default: both).",
+)
+@click.option("--full", is_flag=True, help="Every case, not the offline subset.")
+@click.option("--limit", type=int, default=None, help="Cases per category in the subset.")
+@click.option("--run", "run_name", default=None, help="Run name (a killed run resumes under it).")
+@click.option(
+    "--results",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_RESULTS,
+    show_default=True,
+    help="Folder of runs.",
+)
+@click.option(
+    "--only",
+    default="",
+    help="Comma-separated categories / domains / environments to keep (default: all).",
+)
+@click.option("--user-model", default=None, help="Backend for user simulators (tau2).")
+@click.option(
+    "--trials", type=int, default=1, show_default=True, help="Runs per task: pass^1..k (tau2)."
+)
+@click.option("--max-steps", type=int, default=20, show_default=True)
+@click.option(
+    "--corrupt",
+    type=click.Choice(["drop_argument", "rename_tool"]),
+    default=None,
+    help="Break the oracle on purpose (its score must drop).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summaries as JSON.")
+def run_command(
+    names: tuple[str, ...],
+    model: str,
+    modes: tuple[str, ...],
+    full: bool,
+    limit: int | None,
+    run_name: str | None,
+    results: Path,
+    only: str,
+    user_model: str | None,
+    trials: int,
+    max_steps: int,
+    corrupt: str | None,
+    as_json: bool,
+) -> None:
+    """Run benchmarks NAMES (see `awm bench list`) into RESULTS/RUN/NAME/, then report.
+
+    Every case's outcome is appended as it finishes and every model answer is
+    cached, so running the same command with the same --run continues a killed
+    run without asking the model again.
+    """
+    from awm_bench.report import build_report
+    from awm_bench.suite import MODES, SuiteConfig
+
+    suites = _suites()
+    unknown = [n for n in names if n not in suites]
+    if unknown:
+        raise click.UsageError(f"unknown benchmark(s) {unknown}; installed: {sorted(suites)}")
+    run_dir = results / (run_name or time.strftime("%Y%m%d-%H%M%S"))
+    summaries = {}
+    failed = False
+    for name in names:
+        suite = suites[name]
+        missing = suite.available()
+        if missing:
+            click.echo(f"{name}: {missing}", err=True)
+            failed = True
+            continue
+        config = SuiteConfig(
+            out=run_dir / name / model_slug(model, corrupt),
+            model=model,
+            modes=tuple(m for m in (modes or MODES) if m in suite.modes),
+            full=full,
+            limit=limit,
+            corruption=corrupt,
+            max_steps=max_steps,
+            only=tuple(x.strip() for x in only.split(",") if x.strip()),
+            user_model=user_model,
+            trials=trials,
+            progress=_progress(),
+        )
+        started = time.perf_counter()
+        summary = suite.run(config)
+        summary["wall_s"] = round(time.perf_counter() - started, 2)
+        (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        summaries[name] = summary
+    build_report(run_dir)
+    if as_json:
+        click.echo(json.dumps(summaries, indent=2))
+    else:
+        for name, summary in summaries.items():
+            for mode, data in summary.get("modes", {}).items():
+                headline = data.get("groups", {}).get("overall", data.get("headline"))
+                shown = f"{100 * headline:.2f}%" if isinstance(headline, float) else headline
+                click.echo(
+                    f"{name} [{mode}] {summary['model']}: {shown}  ({data.get('cases')} cases)"
+                )
+        click.echo(f"report: {run_dir / 'report.html'}")
+    if failed:
+        sys.exit(1)
+
+
+@click.command(name="report")
+@click.argument("run_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
+def report_command(run_dir: Path) -> None:
+    """(Re)write RUN_DIR/report.json and report.html from its benchmarks' summaries."""
+    from awm_bench.report import build_report
+
+    build_report(run_dir)
+    click.echo(str(run_dir / "report.html"))
+
+
+@click.command(name="compare")
+@click.argument(
+    "run_dirs",
+    nargs=-1,
+    required=True,
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def compare_command(run_dirs: tuple[Path, ...], as_json: bool) -> None:
+    """Compare runs (base vs. trained): every shared score, and last minus first."""
+    from awm_bench.compare import compare_runs
+
+    result = compare_runs(list(run_dirs))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for bench, data in result["benchmarks"].items():
+        for mode, metrics in data["modes"].items():
+            table = Table(title=f"{bench} [{mode}]")
+            table.add_column("metric")
+            for name, model in zip(result["runs"], data["models"], strict=True):
+                table.add_column(f"{name}\n{model}", justify="right")
+            table.add_column("delta", justify="right")
+            for metric, row in metrics.items():
+                table.add_row(
+                    metric, *(f"{100 * v:.2f}" for v in row["runs"]), f"{100 * row['delta']:+.2f}"
+                )
+            console.print(table)
+
+
+COMMANDS = (list_command, run_command, report_command, compare_command)

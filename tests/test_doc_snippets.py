@@ -1,0 +1,302 @@
+"""Every command and code block a user would copy from the docs runs as written.
+
+Each ``bash``/``sh``/``python``/``toml`` block (and each block without a
+language) in README.md, packages/*/README.md and docs/*.md carries a marker on
+the line before its opening fence:
+
+``<!-- doc-test -->``
+    run it: a shell block line by line (each must exit 0), a Python block as a
+    script. The blocks of one file run in order in one scratch folder, so a
+    later block may use what an earlier one wrote (``trajectory.json``).
+``<!-- doc-test: serve -->``
+    each line starts a server (``awm envs serve ...``): it must answer
+    (``initialize`` over stdio, its "serving" line over HTTP), then is stopped.
+``<!-- doc-test: skip REASON -->``
+    not run here, for the stated reason (network, a GPU, a model endpoint, a
+    dataset, or a slow command covered by the named test).
+
+A block without a marker fails :func:`test_every_copyable_block_is_marked`, so
+a new snippet cannot be added untested by accident. ``uv run`` in front of a
+command is dropped (the tests already run inside the workspace environment);
+``text`` and ``json`` blocks are output or reference material, not commands.
+The README's two marked commands (``main-command``, ``test-command``) are
+what ``.ci/run`` executes, so they are not run again here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = sorted(
+    [ROOT / "README.md", *ROOT.glob("packages/*/README.md"), *ROOT.glob("docs/*.md")],
+    key=lambda p: str(p.relative_to(ROOT)),
+)
+COPYABLE = {"", "bash", "sh", "shell", "console", "python", "py", "toml"}
+CI_MARKERS = ("<!-- main-command -->", "<!-- test-command -->")
+MARKER = re.compile(r"<!--\s*doc-test(?::\s*(?P<mode>serve|skip)\b\s*(?P<reason>.*?))?\s*-->")
+BIN = Path(sys.executable).parent
+
+
+@dataclass
+class Block:
+    """One fenced code block and the marker in front of it."""
+
+    path: Path
+    line: int  # of the opening fence, 1-based
+    lang: str
+    text: str
+    marker: str | None  # "run", "serve", "skip", "ci" or None
+
+    @property
+    def where(self) -> str:
+        return f"{self.path.relative_to(ROOT)}:{self.line}"
+
+
+def parse_blocks(path: Path) -> list[Block]:
+    """The fenced blocks of a Markdown file with their markers."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    blocks: list[Block] = []
+    i = 0
+    while i < len(lines):
+        fence = re.match(r"^```(\w*)\s*$", lines[i])
+        if not fence:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("```"):
+            j += 1
+        before = lines[i - 1].strip() if i > 0 else ""
+        marker: str | None = None
+        found = MARKER.fullmatch(before)
+        if found:
+            marker = found.group("mode") or "run"
+            if marker == "skip" and not found.group("reason"):
+                marker = "skip-without-reason"
+        elif before in CI_MARKERS:
+            marker = "ci"
+        blocks.append(Block(path, i + 1, fence.group(1), "\n".join(lines[i + 1 : j]), marker))
+        i = j + 1
+    return blocks
+
+
+ALL_BLOCKS = [b for doc in DOCS for b in parse_blocks(doc)]
+
+
+def command_lines(block: Block) -> list[str]:
+    """The commands of a shell block, with ``uv run`` dropped and continuation lines joined."""
+    commands: list[str] = []
+    pending = ""
+    for raw in block.text.splitlines():
+        line = raw.rstrip()
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        line = pending + line
+        pending = ""
+        line = re.sub(r"^\s*(?:\.\s+\./uv-env\.sh\s*&&\s*)?uv run\s+", "", line)
+        commands.append(line)
+    return commands
+
+
+def scratch_env(tmp: Path) -> dict[str, str]:
+    """The environment snippets run in: this venv's scripts first, a private cache, no keys."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AWM_"))}
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["AWM_CACHE_DIR"] = str(tmp / "cache")  # a fresh install: no validation records
+    env["PYTHONUNBUFFERED"] = "1"
+    env["COLUMNS"] = "200"
+    return env
+
+
+def prepare_inputs(tmp: Path) -> None:
+    """Files the docs assume the reader has: two databases to diff (shop, before and after a call)."""
+    from awm_envs import load_environment
+
+    with load_environment("shop").instance() as inst:
+        before = inst.snapshot_sync()
+        result = inst.call_tool_sync("add_to_cart", {"product_id": 3, "quantity": 1})
+        assert not result.is_error, result.content
+        after = inst.snapshot_sync()
+    for name, image in (("before.db", before), ("after.db", after)):
+        memory = sqlite3.connect(":memory:")
+        memory.deserialize(image)
+        with closing(sqlite3.connect(tmp / name)) as out:
+            memory.backup(out)
+        memory.close()
+
+
+def run_shell(block: Block, cwd: Path, env: dict[str, str]) -> None:
+    for command in command_lines(block):
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, (
+            f"{block.where}: `{command}` exited {done.returncode}\n"
+            f"stdout:\n{done.stdout[-2000:]}\nstderr:\n{done.stderr[-3000:]}"
+        )
+
+
+def run_python(block: Block, cwd: Path, env: dict[str, str]) -> None:
+    script = cwd / f"snippet_{block.line}.py"
+    script.write_text(block.text + "\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, script.name], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, (
+        f"{block.where}: the Python snippet exited {done.returncode}\n"
+        f"stdout:\n{done.stdout[-2000:]}\nstderr:\n{done.stderr[-3000:]}"
+    )
+
+
+def run_server(command: str, where: str, cwd: Path, env: dict[str, str]) -> None:
+    """Start ``command``, wait until it answers, stop it."""
+    argv = shlex.split(command.split("#", 1)[0])
+    stdio = "--stdio" in argv
+    if not stdio and "--port" in argv:  # a free port instead of the documented one
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            argv[argv.index("--port") + 1] = str(s.getsockname()[1])
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        if stdio:
+            request = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "doc-test", "version": "0"},
+                },
+            }
+            proc.stdin.write((json.dumps(request) + "\n").encode())
+            proc.stdin.flush()
+            reply = json.loads(proc.stdout.readline() or b"{}")
+            assert "result" in reply, f"{where}: `{command}` did not answer initialize: {reply}"
+        else:
+            deadline = time.monotonic() + 120
+            seen = b""
+            while time.monotonic() < deadline:
+                line = proc.stderr.readline()
+                seen += line
+                if b"serving" in line or not line:
+                    break
+            assert b"serving" in seen, f"{where}: `{command}` never said it was serving: {seen!r}"
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+def test_every_copyable_block_is_marked() -> None:
+    unmarked = [
+        f"{b.where} ({b.lang or 'no language'})"
+        for b in ALL_BLOCKS
+        if b.lang in COPYABLE and b.marker in (None, "skip-without-reason")
+    ]
+    assert not unmarked, (
+        "code blocks a user would copy need a marker on the line before the fence "
+        "(<!-- doc-test -->, <!-- doc-test: serve --> or <!-- doc-test: skip REASON -->); "
+        "unmarked or skipped without a reason:\n  " + "\n  ".join(unmarked)
+    )
+
+
+def test_the_marker_parser_finds_markers(tmp_path: Path) -> None:
+    doc = tmp_path / "x.md"
+    doc.write_text(
+        "<!-- doc-test -->\n```bash\nawm --help\n```\n"
+        "<!-- doc-test: skip needs a GPU -->\n```python\nimport torch\n```\n"
+        "```bash\nawm envs list\n```\n"
+    )
+    assert [b.marker for b in parse_blocks(doc)] == ["run", "skip", None]
+
+
+RUN_DOCS = sorted({b.path for b in ALL_BLOCKS if b.marker in ("run", "serve")}, key=str)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("doc", RUN_DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_documented_snippets_run_as_written(doc: Path, tmp_path: Path) -> None:
+    env = scratch_env(tmp_path)
+    prepare_inputs(tmp_path)
+    for block in parse_blocks(doc):
+        if block.marker == "run":
+            if block.lang in ("python", "py"):
+                run_python(block, tmp_path, env)
+            else:
+                run_shell(block, tmp_path, env)
+        elif block.marker == "serve":
+            for command in command_lines(block):
+                run_server(command, block.where, tmp_path, env)
+
+
+def _shortest_plugin_files(doc: Path) -> dict[str, str]:
+    """The files of docs/plugins.md's shortest plugin, by the path in each block's first comment."""
+    files: dict[str, str] = {}
+    for block in parse_blocks(doc):
+        first = block.text.splitlines()[0] if block.text else ""
+        if (
+            block.lang in ("toml", "python")
+            and first.startswith("# ")
+            and "/" in first + "pyproject"
+        ):
+            name = first[2:].strip()
+            if name.endswith((".toml", ".py")):
+                files[name] = block.text
+    return files
+
+
+@pytest.mark.slow
+def test_the_shortest_plugin_installs_as_written(
+    wheelhouse: Path, tmp_path: Path, make_venv, run
+) -> None:
+    files = _shortest_plugin_files(ROOT / "docs" / "plugins.md")
+    assert set(files) == {"pyproject.toml", "src/awm_myreward/__init__.py"}, files
+    project = tmp_path / "awm-myreward"
+    for name, text in files.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text + "\n", encoding="utf-8")
+    bin_dir = make_venv(tmp_path / "venv")
+    core = next(str(p) for p in wheelhouse.glob("awm_core-*.whl"))
+    out = run(
+        [str(bin_dir / "python"), "-m", "pip", "install", "--quiet", core, "-e", str(project)]
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    listed = run([str(bin_dir / "awm"), "plugins", "--json"])
+    assert listed.returncode == 0, listed.stderr
+    plugins = {p["name"]: p for p in json.loads(listed.stdout)}
+    assert plugins["myreward"]["registers"] == {"reward_functions": ["shaped"]}
+    used = run(
+        [
+            str(bin_dir / "python"),
+            "-c",
+            "from awm_core.rewards import get_reward_function; "
+            "print(get_reward_function('shaped')(None, None).value)",
+        ]
+    )
+    assert used.returncode == 0 and used.stdout.strip() == "0.5", used.stderr
