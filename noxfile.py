@@ -173,9 +173,13 @@ def interop(session: nox.Session) -> None:
     runs in the interpreter running nox (the workspace venv under ``uv run nox``) and drives
     the official package's own functions through that venv's Python.
     """
+    import subprocess
     import sys
     from pathlib import Path
 
+    probe = [sys.executable, "-c", "import awm_envs, pytest"]
+    if subprocess.run(probe, capture_output=True, check=False).returncode != 0:
+        session.error("run it from the workspace venv, which has awm: `uv run nox -s interop`")
     # the release does not bound mcp; mcp 2.x breaks its mcp-agent and fastapi-mcp
     session.install("agent-world-model==0.1.0", "mcp>=1.26,<2")
     official = Path(session.virtualenv.location) / "bin" / "python"

@@ -263,7 +263,7 @@ def _shortest_plugin_files(doc: Path) -> dict[str, str]:
         if (
             block.lang in ("toml", "python")
             and first.startswith("# ")
-            and "/" in first + "pyproject"
+            and ("/" in first or "pyproject" in first)
         ):
             name = first[2:].strip()
             if name.endswith((".toml", ".py")):

@@ -45,13 +45,8 @@ def test_a_corrupted_oracle_fails_taus_evaluator(
     tmp_path: Path, tasks: list[tuple[str, Any]], mode: str
 ) -> None:
     result = _run(tmp_path, tasks, mode, corruption="rename_tool")
-    # every task whose golden actions include an agent call now fails
-    with_calls = [
-        t
-        for _, t in tasks
-        if any(a.requestor == "assistant" for a in t.evaluation_criteria.actions or [])
-    ]
-    assert result["correct"] == len(tasks) - len(with_calls) < len(tasks)
+    # τ² checks the end state: a renamed write fails the task, a renamed lookup may not
+    assert result["correct"] < result["cases"] == len(tasks)
 
 
 def test_pass_hat_k_is_taus() -> None:

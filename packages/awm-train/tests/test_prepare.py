@@ -108,3 +108,21 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     assert only_val.exit_code != 0 and "nothing left to train on" in str(only_val.output) + str(
         only_val.exception
     )
+
+
+def test_only_proven_tasks_by_default_an_unproven_one_is_left_out(tmp_path: Path) -> None:
+    from awm_train.prepare import select_tasks
+
+    bundle = tmp_path / "shop-copy"
+    shutil.copytree(CATALOG_DIR / "shop", bundle)
+    tasks = json.loads((bundle / "tasks.json").read_text())
+    tasks[0]["reference_solution"] = None  # what an imported AWM-1K task looks like
+    tasks[0].pop("reference_answer", None)
+    (bundle / "tasks.json").write_text(json.dumps(tasks))
+    (bundle / "manifest.json").write_text(
+        (bundle / "manifest.json").read_text().replace('"shop"', '"shop-copy"', 1)
+    )
+    kept = {t.task_id for t in select_tasks([bundle])}
+    assert tasks[0]["id"] not in kept and len(kept) == len(tasks) - 1
+    everything = {t.task_id for t in select_tasks([bundle], proven_only=False)}
+    assert tasks[0]["id"] in everything

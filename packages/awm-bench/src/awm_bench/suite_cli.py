@@ -200,12 +200,13 @@ def compare_command(run_dirs: tuple[Path, ...], as_json: bool) -> None:
         click.echo(json.dumps(result, indent=2))
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console()
     for bench, data in result["benchmarks"].items():
         for mode, metrics in data["modes"].items():
-            table = Table(title=f"{bench} [{mode}]")
+            table = Table(title=escape(f"{bench} [{mode}]"))
             table.add_column("metric")
             for name, model in zip(result["runs"], data["models"], strict=True):
                 table.add_column(f"{name}\n{model}", justify="right")

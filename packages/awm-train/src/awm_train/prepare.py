@@ -83,7 +83,7 @@ def select_tasks(
             on_env(env.id)
         proven: dict[str, bool] = {}
         if proven_only:
-            proven = {t.task_id: t.passed for t in validate_environment(env.path).tasks}
+            proven = {t.task_id: t.proven for t in validate_environment(env.path).tasks}
         source = "catalog" if env.path.parent.resolve() == CATALOG_DIR.resolve() else "bundle"
         digest = bundle_digest(env.path)
         for task in env.tasks:

@@ -149,7 +149,12 @@ class PlatformCPU(PlatformBase):  # type: ignore[misc, unused-ignore]  # verl is
         return None
 
     def ray_resource_name(self) -> str:
-        return "CPU"
+        # verl places one worker rank per accelerator slot: on a CPU the slots are logical
+        # GPUs declared to Ray (``+ray_kwargs.ray_init.num_gpus=N``, the cpu-smoke recipe)
+        return "GPU"
+
+    def ray_resource_options(self, num_gpus: float) -> dict[str, Any]:
+        return {"num_gpus": num_gpus}
 
     def ray_noset_envvars(self) -> list[str]:
         return []
@@ -178,3 +183,41 @@ def _register_engines() -> None:
 
 
 _register_engines()
+
+
+def _gloo_only_process_group() -> None:
+    """verl asks for ``cpu:gloo,<device>:<backend>``; on a CPU that names cpu twice, which
+    torch rejects. Worker processes get plain ``gloo`` (verl imports the function by name
+    into its worker modules after this plug-in loads, so patching the source is enough)."""
+    import verl.utils.distributed as dist_utils
+
+    original = dist_utils.initialize_global_process_group_ray
+
+    def initialize(timeout_second: Any = None, backend: str | None = None) -> Any:
+        return original(timeout_second=timeout_second, backend=backend or "gloo")
+
+    dist_utils.initialize_global_process_group_ray = initialize
+
+
+_gloo_only_process_group()
+
+
+def _register_rollout() -> None:
+    """``rollout.name=hf``: a transformers rollout server, so ``main_ppo`` can run here.
+
+    By name and a lazy loader: :mod:`awm_train.verl_cpu_rollout` imports verl, and verl
+    imports this plug-in while it loads, so importing that module here would be circular.
+    """
+    from verl.workers.rollout import base as rollout_base
+    from verl.workers.rollout.replica import RolloutReplicaRegistry
+
+    def load_replica() -> Any:
+        from awm_train.verl_cpu_rollout import HFReplica
+
+        return HFReplica
+
+    rollout_base._ROLLOUT_REGISTRY[("hf", "async")] = "awm_train.verl_cpu_rollout.HFRolloutAdapter"
+    RolloutReplicaRegistry.register("hf", load_replica)
+
+
+_register_rollout()

@@ -98,6 +98,7 @@ class Tau2Bridge:
     _actions: queue.Queue[Any] = field(default_factory=queue.Queue)
     _replies: queue.Queue[Any] = field(default_factory=queue.Queue)
     _finished: bool = False
+    _ended: bool = False  # the episode has seen the conversation end
     _calls: int = 0
 
     def __post_init__(self) -> None:
@@ -148,16 +149,32 @@ class Tau2Bridge:
         return self._actions.get()
 
     # ------------------------------------------------------------------ episode side
+    def _next_reply(self) -> Any:
+        """The orchestrator's next message for the agent, or ``_END`` once it has stopped.
+
+        Polls, so an orchestrator that ended (or died) between a check and a wait can
+        never leave the episode waiting for a reply that will not come.
+        """
+        deadline = REPLY_TIMEOUT_S
+        while deadline > 0:
+            try:
+                return self._replies.get(timeout=0.5)
+            except queue.Empty:
+                if not self.thread.is_alive() and self._replies.empty():
+                    return _END
+                deadline -= 0.5
+        return _END
+
     async def first_user_message(self) -> str:
         """The user's opening message (the episode's instruction)."""
-        reply = await asyncio.to_thread(self._replies.get, True, REPLY_TIMEOUT_S)
+        reply = await asyncio.to_thread(self._next_reply)
         if reply is _END:
             raise RuntimeError(f"τ² ended before the user spoke: {self.error!r}")
         return str(getattr(reply, "content", "") or "")
 
     async def act(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Make the agent's move and return the orchestrator's answer to it."""
-        if not self.thread.is_alive() or self._finished:
+        if self._ended or not self.thread.is_alive() or self._finished:
             return ToolResult(content=ENDED, is_error=True)
         message_cls = attr("tau2.data_model.message", "AssistantMessage")
         if name == MESSAGE_TOOL:
@@ -169,8 +186,9 @@ class Tau2Bridge:
             )
             self._calls += 1
             self._actions.put(message_cls(role="assistant", content=None, tool_calls=[call]))
-        reply = await asyncio.to_thread(self._replies.get, True, REPLY_TIMEOUT_S)
+        reply = await asyncio.to_thread(self._next_reply)
         if reply is _END:
+            self._ended = True
             return ToolResult(content=ENDED, is_error=True)
         content = getattr(reply, "content", None)
         if content is None and hasattr(reply, "tool_messages"):  # several results at once

@@ -57,8 +57,8 @@ def render_table(results: list[EnvValidation], console: Console | None = None) -
                 complexity,
                 str(t.reference_calls),
                 _mark(t.initial_not_complete),
-                _mark(t.reference_complete),
-                _mark(t.wrong_rejected),
+                "-" if t.unproven else _mark(t.reference_complete),  # no reference to replay
+                "-" if t.unproven else _mark(t.wrong_rejected),
                 {"proven": "[green]proven[/]", "unproven": "[yellow]unproven[/]"}.get(
                     t.proof, "[red]failed[/]"
                 ),
