@@ -56,7 +56,7 @@ def test_dry_run_prints_the_verl_command_with_user_overrides_last(tmp_path: Path
 
 
 def test_unknown_and_malformed_recipes_are_clear_errors(tmp_path: Path) -> None:
-    with pytest.raises(RecipeError, match="no recipe 'nope'; known: paper"):
+    with pytest.raises(RecipeError, match="no recipe 'nope'; known: cpu-smoke, paper"):
         load_recipe("nope")
     bad = tmp_path / "bad.yaml"
     bad.write_text("overrides:\n  - not-an-override\n")
@@ -68,3 +68,20 @@ def test_unknown_and_malformed_recipes_are_clear_errors(tmp_path: Path) -> None:
 def test_running_without_verl_says_how_to_install_it(tmp_path: Path) -> None:
     result = CliRunner().invoke(build_cli(), ["train", "run", "paper", "--data", str(tmp_path)])
     assert result.exit_code == 1 and "pip install 'awm-train[verl]'" in result.output
+
+
+def test_cpu_smoke_sets_verl_s_plugin_env_and_needs_a_model(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        build_cli(), ["train", "run", "cpu-smoke", "--data", str(tmp_path), "--dry-run"]
+    )
+    assert result.exit_code == 2 and "names no model" in result.output
+    result = CliRunner().invoke(
+        build_cli(),
+        ["train", "run", "cpu-smoke", "--data", str(tmp_path), "--model", "m", "--dry-run"],
+        env={"VERL_PLATFORM": None, "VERL_USE_EXTERNAL_MODULES": None},
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(
+        "VERL_USE_EXTERNAL_MODULES=awm_train.verl_cpu_platform VERL_PLATFORM=cpu "
+    )
+    assert "actor_rollout_ref.rollout.name=hf" in result.output

@@ -85,9 +85,12 @@ def bfcl_rows(summary: dict[str, Any]) -> list[list[str]]:
     for mode, data in summary.get("modes", {}).items():
         groups = data.get("groups", {})
         cats = data.get("categories", {})
+        # like bfcl-eval's leaderboard: a group missing a category is N/A, not a score
+        complete = {g: all(c in cats for c in members) for g, members in GROUPS.items()}
+        complete["overall"] = all(complete.values())
         rows.append(
             [_label(summary), mode]
-            + [_pct(groups.get(g)) for g in BFCL_GROUP_COLUMNS]
+            + [_pct(groups.get(g)) if complete[g] else "N/A" for g in BFCL_GROUP_COLUMNS]
             + [_pct(cats[c]["accuracy"]) if c in cats else "" for c in CATEGORIES]
         )
     return rows

@@ -29,6 +29,10 @@ class BenchmarkUnavailableError(AWMError):
     """The benchmark's package is not installed; the message says what to install."""
 
 
+class UnknownSubsetError(AWMError, ValueError):
+    """``--only`` names a category, domain or environment the benchmark does not have."""
+
+
 @dataclass(frozen=True)
 class SuiteConfig:
     """One run of one benchmark.

@@ -123,7 +123,7 @@ def run_command(
     run without asking the model again.
     """
     from awm_bench.report import build_report
-    from awm_bench.suite import MODES, SuiteConfig
+    from awm_bench.suite import MODES, SuiteConfig, UnknownSubsetError
 
     suites = _suites()
     unknown = [n for n in names if n not in suites]
@@ -153,7 +153,10 @@ def run_command(
             progress=_progress(),
         )
         started = time.perf_counter()
-        summary = suite.run(config)
+        try:
+            summary = suite.run(config)
+        except UnknownSubsetError as exc:
+            raise click.UsageError(f"{name}: {exc}") from exc
         summary["wall_s"] = round(time.perf_counter() - started, 2)
         (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
         summaries[name] = summary
@@ -165,6 +168,8 @@ def run_command(
             for mode, data in summary.get("modes", {}).items():
                 headline = data.get("groups", {}).get("overall", data.get("headline"))
                 shown = f"{100 * headline:.2f}%" if isinstance(headline, float) else headline
+                if data.get("complete") is False:
+                    shown = f"N/A (not every category; {data.get('correct')} correct)"
                 click.echo(
                     f"{name} [{mode}] {summary['model']}: {shown}  ({data.get('cases')} cases)"
                 )

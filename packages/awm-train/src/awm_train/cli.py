@@ -151,17 +151,22 @@ def prepare_command(
 def run_command(
     ctx: click.Context, recipe: str, data: Path, model: str | None, dry_run: bool, as_json: bool
 ) -> None:
-    """Run verl's main_ppo with RECIPE's overrides (`paper`, or a YAML path); extra args are overrides."""
+    """Run verl's main_ppo with RECIPE's overrides (`paper`, `cpu-smoke`, or a YAML path); extra args are overrides."""
     import importlib.util
     import os
 
     from awm_train.recipes import load_recipe
 
     chosen = load_recipe(recipe)
+    if not (model or chosen.model):
+        raise click.UsageError(f"recipe {chosen.name!r} names no model: pass --model PATH")
     command = chosen.command(data, model=model, extra=list(ctx.args))
+    env = {k: os.environ.get(k, v) for k, v in chosen.env.items()}
     if dry_run:
-        click.echo(json.dumps(command) if as_json else shlex.join(command))
+        prefix = [f"{k}={v}" for k, v in env.items()]
+        click.echo(json.dumps(command) if as_json else shlex.join([*prefix, *command]))
         return
     if importlib.util.find_spec("verl") is None:
         raise click.ClickException("verl is not installed: pip install 'awm-train[verl]'")
+    os.environ.update(env)
     os.execv(command[0], command)  # verl's own entry point takes over this process

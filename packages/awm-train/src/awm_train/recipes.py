@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib.resources
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from awm_core.errors import AWMError
@@ -56,6 +56,7 @@ class Recipe:
     requires: str
     model: str
     overrides: list[str]
+    env: dict[str, str] = field(default_factory=dict)  # set for verl unless already set
 
     def command(
         self,
@@ -98,6 +99,7 @@ def load_recipe(name_or_path: str) -> Recipe:
         name=path.stem,
         description=str(data.get("description", "")),
         requires=str(data.get("requires", "")),
-        model=str(data.get("model", "")),
+        model=str(data.get("model") or ""),
         overrides=list(data["overrides"]),
+        env={str(k): str(v) for k, v in (data.get("env") or {}).items()},
     )

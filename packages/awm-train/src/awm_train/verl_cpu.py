@@ -66,8 +66,12 @@ class TransformersServerClient(LLMServerClient):  # type: ignore[misc, unused-ig
             max_new_tokens=self.max_new_tokens,
             temperature=float(sampling_params.get("temperature", 1.0)),
         )
+        version = {"global_steps": 0, "min_global_steps": 0, "max_global_steps": 0}
         return TokenOutput(
-            token_ids=out.token_ids, log_probs=out.log_probs, stop_reason="completed"
+            token_ids=out.token_ids,
+            log_probs=out.log_probs,
+            stop_reason="completed",
+            extra_fields=version,  # never updated: the weights it was loaded with
         )
 
 

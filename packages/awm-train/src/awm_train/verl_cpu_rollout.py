@@ -72,7 +72,11 @@ class HFServer:
             token_ids=out.token_ids,
             log_probs=out.log_probs,
             stop_reason="completed",
-            extra_fields={"global_steps": self.weight_version},
+            extra_fields={
+                "global_steps": self.weight_version,
+                "min_global_steps": self.weight_version,
+                "max_global_steps": self.weight_version,
+            },
         )
 
     def load_weights(self, state: dict[str, Any], version: int) -> int:
@@ -82,6 +86,7 @@ class HFServer:
         loaded = {k: v for k, v in state.items() if k in own}
         model.load_state_dict(loaded, strict=False)
         self.weight_version = version
+        print(f"awm hf rollout: loaded {len(loaded)} of {len(own)} tensors, weights v{version}")
         return len(loaded)
 
     # what verl's replica and checkpoint manager call around weight syncs
@@ -136,6 +141,7 @@ class HFRolloutAdapter(BaseRollout):  # type: ignore[misc, unused-ignore]
 
     async def update_weights(self, weights: Any, **kwargs: Any) -> None:
         state = {name: tensor.detach().to("cpu").clone() for name, tensor in weights}
-        self.version = int(kwargs.get("global_steps") or self.version + 1)
+        steps = kwargs.get("global_steps")
+        self.version = int(steps) if steps is not None else self.version + 1
         server = ray.get_actor(_server_name(self.replica_rank))
         await asyncio.wrap_future(server.load_weights.remote(state, self.version).future())

@@ -55,6 +55,9 @@ class VerlServerGenerator:
         self.server_manager = server_manager
         self.sampling_params = dict(sampling_params)
         self.request_id = uuid.uuid4().hex  # one sticky session per trajectory (prefix cache)
+        # the policy versions (trainer steps) the turns were generated with: verl's V1
+        # trainer tags every row with them (staleness metrics, off-policy filtering)
+        self.weight_versions: dict[str, Any] = {}
 
     async def generate(
         self, prompt_ids: list[int], *, max_new_tokens: int, temperature: float
@@ -62,6 +65,14 @@ class VerlServerGenerator:
         out = await self.server_manager.generate(
             request_id=self.request_id, prompt_ids=prompt_ids, sampling_params=self.sampling_params
         )
+        extra = dict(getattr(out, "extra_fields", None) or {})
+        if not self.weight_versions:  # as verl's tool agent loop: first turn's min, last's max
+            self.weight_versions = {
+                "min_global_steps": extra.get("min_global_steps"),
+                "max_global_steps": extra.get("max_global_steps"),
+            }
+        elif extra.get("max_global_steps") is not None:
+            self.weight_versions["max_global_steps"] = extra["max_global_steps"]
         return GeneratedTokens(list(out.token_ids), out.log_probs, out.stop_reason)
 
 
@@ -108,8 +119,17 @@ class _Pools:
 POOLS = _Pools()
 
 
-def episode_outputs(episode: TrainingEpisode, *, max_response_tokens: int) -> list[Any]:
-    """``AgentLoopOutput`` rows for verl, every one with the reward and its extra info."""
+def episode_outputs(
+    episode: TrainingEpisode,
+    *,
+    max_response_tokens: int,
+    weight_versions: dict[str, Any] | None = None,
+) -> list[Any]:
+    """``AgentLoopOutput`` rows for verl, every one with the reward and its extra info.
+
+    ``weight_versions`` (``min_global_steps`` / ``max_global_steps`` of the policy that
+    generated the turns) goes on every row: verl's V1 trainer reads it from each row's tags.
+    """
     info = {
         k: v
         for k, v in episode.metrics.items()
@@ -133,7 +153,11 @@ def episode_outputs(episode: TrainingEpisode, *, max_response_tokens: int) -> li
                 reward_score=episode.reward,
                 num_turns=2 * row.turns + 2,
                 metrics=metrics,
-                extra_fields={"reward_extra_info": dict(info), "awm_turn": row.turn},
+                extra_fields={
+                    "reward_extra_info": dict(info),
+                    "awm_turn": row.turn,
+                    **(weight_versions or {}),
+                },
             )
         )
     return outputs
@@ -180,8 +204,9 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
             ray_options=self.ray_options,
         )
         task: Task = next(t for t in env.tasks if t.id == task_id)
+        generator = VerlServerGenerator(self.server_manager, sampling_params)
         policy = TokenPolicy(
-            VerlServerGenerator(self.server_manager, sampling_params),
+            generator,
             self.tokenizer,
             name="verl",
             max_prompt_tokens=int(self.rollout_config.prompt_length),
@@ -198,7 +223,9 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
             verifier_source=source,
         )
         outputs = episode_outputs(
-            episode, max_response_tokens=int(self.rollout_config.response_length)
+            episode,
+            max_response_tokens=int(self.rollout_config.response_length),
+            weight_versions=generator.weight_versions,
         )
         if not outputs:  # the model never produced a turn (a generation error): one empty row
             eos = int(self.tokenizer.eos_token_id)
@@ -212,7 +239,11 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
                     reward_score=episode.reward,
                     num_turns=1,
                     metrics=AgentLoopMetrics(),
-                    extra_fields={"reward_extra_info": {"reward": episode.reward}, "awm_turn": 0},
+                    extra_fields={
+                        "reward_extra_info": {"reward": episode.reward},
+                        "awm_turn": 0,
+                        **generator.weight_versions,
+                    },
                 )
             ]
         return outputs

@@ -8,7 +8,7 @@ from typing import Any
 
 from awm_bench.bfcl.cases import CATEGORIES, oracle_task
 from awm_bench.bfcl.upstream import available
-from awm_bench.suite import MODES, BenchmarkUnavailableError, SuiteConfig
+from awm_bench.suite import MODES, BenchmarkUnavailableError, SuiteConfig, UnknownSubsetError
 
 
 class BfclBenchmark:
@@ -69,6 +69,8 @@ class BfclBenchmark:
         per_category = None if config.full else (config.limit or DEFAULT_LIMIT)
         unknown = [c for c in config.only if c not in CATEGORIES]
         if unknown:
-            raise ValueError(f"not BFCLv3 categories: {unknown} (one of {', '.join(CATEGORIES)})")
+            raise UnknownSubsetError(
+                f"not BFCLv3 categories: {unknown} (one of {', '.join(CATEGORIES)})"
+            )
         categories = [c for c in CATEGORIES if not config.only or c in config.only]
         return run_bfcl(config, load_cases(categories, per_category=per_category))

@@ -81,6 +81,8 @@ def run_bfcl(config: SuiteConfig, cases: list[BfclCase]) -> dict[str, Any]:
                 for c, s in sorted(cats.items(), key=lambda kv: CATEGORIES.index(kv[0]))
             },
             "groups": overall(cats),
+            # bfcl-eval counts a missing category as 0 and shows the group as N/A
+            "complete": all(c in cats for c in CATEGORIES),
             "wall_s": round(time.perf_counter() - started, 2),
         }
     (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")

@@ -12,7 +12,7 @@ from typing import Any
 
 from awm_bench.bfcl.cases import subset
 from awm_bench.cache import CachingBackend
-from awm_bench.suite import SuiteConfig
+from awm_bench.suite import SuiteConfig, UnknownSubsetError
 from awm_bench.tau2.cases import (
     DOMAINS,
     MESSAGE_TOOL,
@@ -236,5 +236,5 @@ def _mode_summary(
 def domains_of(only: tuple[str, ...]) -> tuple[str, ...]:
     unknown = [d for d in only if d not in DOMAINS]
     if unknown:
-        raise ValueError(f"not τ² domains: {unknown} (one of {', '.join(DOMAINS)})")
+        raise UnknownSubsetError(f"not τ² domains: {unknown} (one of {', '.join(DOMAINS)})")
     return tuple(d for d in DOMAINS if not only or d in only)
