@@ -88,6 +88,8 @@ def test_a_broken_command_module_is_named_not_dropped(monkeypatch: pytest.Monkey
     plugin.register_commands(cli=cli)
     envs = cli.commands["envs"]
     assert isinstance(envs, click.Group) and "validate" in envs.list_commands(click.Context(envs))
+    # the `envs` group is shared: an earlier test may have loaded (and cached) validate already
+    monkeypatch.delitem(envs.commands, "validate", raising=False)
     with pytest.raises(
         PluginError, match="'validate' could not be loaded from awm_envs.cli.validate"
     ):
