@@ -22,7 +22,6 @@ Each episode holds one isolated instance from the environment's pool between
 
 from __future__ import annotations
 
-import inspect
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from awm_core.llm.base import ChatResponse
 from awm_core.models import Message, Task, Termination, Trajectory
 from awm_core.toolcalls import get_format
 from awm_verify.rewards import RewardFn
-from awm_verify.rollout import Rollout, verify_rollout
+from awm_verify.rollout import Rollout, _maybe, verify_rollout
 
 __all__ = ["GymEpisode", "Observation", "StepResult", "TaskEnv", "message_dicts"]
 
@@ -168,8 +167,7 @@ class GymEpisode:
         run = self._run
         if not run.done:
             run.end(Termination.MAX_STEPS, "stopped by the caller before a final answer")
-        snapshot = self._instance.snapshot()
-        final = await snapshot if inspect.isawaitable(snapshot) else snapshot
+        final = await _maybe(self._instance.snapshot())
         await self.close()
         env = self.env
         self._result = await verify_rollout(

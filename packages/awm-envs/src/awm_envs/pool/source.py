@@ -21,36 +21,8 @@ if TYPE_CHECKING:  # pydantic models: imported when a session is opened, not at 
     from awm_core.models import Task, ToolResult, ToolSpec
 
 
-class WorkerSession:
-    """One instance in a private one-worker sandbox pool; ``aclose()`` stops both."""
-
-    def __init__(self, pool: Any, instance: Any) -> None:
-        self._pool = pool
-        self._instance = instance
-
-    async def list_tools(self) -> list[ToolSpec]:
-        """The environment's tools, as the worker reported them."""
-        tools: list[ToolSpec] = await self._instance.list_tools()
-        return tools
-
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
-        """Run one tool in the worker (a hang or crash is an ``environment_error`` result)."""
-        result: ToolResult = await self._instance.call_tool(name, arguments)
-        return result
-
-    async def snapshot(self) -> bytes:
-        """The instance's database image."""
-        image: bytes = await self._instance.snapshot()
-        return image
-
-    async def aclose(self) -> None:
-        """Close the instance and stop its worker."""
-        await self._instance.close()
-        await self._pool.close()
-
-
 class InProcessSession:
-    """An in-process :class:`~awm_envs.runtime.instance.Instance` with ``aclose()``."""
+    """An :class:`~awm_envs.runtime.instance.Instance` (or a worker's) as a session with ``aclose()``."""
 
     def __init__(self, instance: Any) -> None:
         self._instance = instance
@@ -61,7 +33,7 @@ class InProcessSession:
         return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
-        """Run one tool on the instance."""
+        """Run one tool (in a worker, a hang or crash is an ``environment_error`` result)."""
         result: ToolResult = await self._instance.call_tool(name, arguments)
         return result
 
@@ -73,6 +45,19 @@ class InProcessSession:
     async def aclose(self) -> None:
         """Close the instance."""
         await self._instance.close()
+
+
+class WorkerSession(InProcessSession):
+    """One instance in a private one-worker sandbox pool; ``aclose()`` stops both."""
+
+    def __init__(self, pool: Any, instance: Any) -> None:
+        super().__init__(instance)
+        self._pool = pool
+
+    async def aclose(self) -> None:
+        """Close the instance and stop its worker."""
+        await super().aclose()
+        await self._pool.close()
 
 
 @dataclass(frozen=True)
