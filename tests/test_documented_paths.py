@@ -318,7 +318,7 @@ def test_a_fresh_install_lists_the_catalog_as_proven(tmp_path: Path) -> None:
 
 def test_an_edited_catalog_bundle_loses_its_shipped_status(tmp_path: Path) -> None:
     from awm_envs import CATALOG_DIR
-    from awm_envs.cli.catalog_files import shipped_record
+    from awm_envs.validation.record import shipped_record
 
     assert shipped_record("bank", CATALOG_DIR / "bank") is not None
     shutil.copytree(CATALOG_DIR / "bank", tmp_path / "bank")

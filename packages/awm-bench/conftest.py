@@ -5,9 +5,14 @@ they are not collected; the converter logic that needs no benchmark package is t
 in ``tests/`` in every venv."""
 
 import importlib.util
+import os
 
 collect_ignore = [
     folder
     for folder, module in (("tests_bfcl", "bfcl_eval"), ("tests_tau2", "tau2"))
     if importlib.util.find_spec(module) is None
 ]
+# MCP-Universe lives in a venv of its own (its mcp pin clashes with awm's): its tests run
+# where the bench session points AWM_MCPU_PYTHON at that venv.
+if not os.environ.get("AWM_MCPU_PYTHON"):
+    collect_ignore.append("tests_mcpu")

@@ -70,3 +70,30 @@ async def test_served_over_http_for_openai_clients(smollm2: LocalBackend) -> Non
     assert response.content.strip()
     assert 0 < response.usage.completion_tokens <= 8
     assert response.model == "smollm2"
+
+
+async def test_worked_examples_make_the_real_model_call_the_offered_tool() -> None:
+    """Zero-shot, SmolLM2-135M answers in prose; with examples built from the tools
+    it calls (see awm_core.llm.tool_shots for the measured rates)."""
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "math_factorial",
+                "description": "Calculate the factorial of a given number.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"number": {"type": "integer"}},
+                    "required": ["number"],
+                },
+            },
+        }
+    ]
+    question = [Message(role="user", content="Calculate the factorial of 5 using math functions.")]
+    shots = LocalBackend("smollm2", max_new_tokens=48)
+    response = await shots.chat(question, tools=tools)
+    assert [(c.name, c.arguments) for c in response.tool_calls] == [
+        ("math_factorial", {"number": 5})
+    ]
+    bare = LocalBackend("smollm2", max_new_tokens=48, tool_shots=0)
+    assert not (await bare.chat(question, tools=tools)).tool_calls

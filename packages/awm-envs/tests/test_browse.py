@@ -55,6 +55,23 @@ def test_validation_status_is_forgotten_when_the_bundle_changes(cli, tmp_path: P
     assert listed["shop"]["validation"] is None
 
 
+def test_validation_record_prefers_this_machines_record_to_the_shipped_one(
+    cli, tmp_path: Path
+) -> None:
+    from awm_envs import validation_record
+    from awm_envs.validation.record import save_record
+
+    shipped = validation_record("bank", CATALOG_DIR / "bank")
+    assert shipped is not None and shipped["source"] == "shipped" and shipped["passed"]
+    save_record("bank", CATALOG_DIR / "bank", proven=3, tasks=10, passed=False)
+    local = validation_record("bank", CATALOG_DIR / "bank")
+    assert local is not None and local["source"] == "local" and local["proven"] == 3
+    copy = tmp_path / "bank"
+    shutil.copytree(CATALOG_DIR / "bank", copy)
+    (copy / "seed.sql").write_text((copy / "seed.sql").read_text() + "\n-- edited\n")
+    assert validation_record("bank", copy) is None  # other content: neither record applies
+
+
 def test_validate_accepts_an_id_from_a_catalog_folder(cli, tmp_path: Path) -> None:
     folder = tmp_path / "mine"
     shutil.copytree(CATALOG_DIR / "bank", folder / "mybank")

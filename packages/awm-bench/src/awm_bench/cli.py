@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from awm_core.console import make_console
+from awm_core.console import make_console, progress_bars
 
 # catalog environments the demo validates and rolls out (kept here: this module must stay
 # light, because every `awm` start loads it; the demo itself is imported when it runs)
@@ -140,8 +140,6 @@ def bench_tasks(
     import asyncio
     import time
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
     from awm_bench.demo import DemoResult, print_summary
     from awm_bench.evaluate import EpisodeOutcome, PolicyFactory, evaluate_environment
     from awm_bench.report_html import render_report
@@ -168,14 +166,7 @@ def bench_tasks(
     trajectories: list[Trajectory] = []
     total = sum(len(e.tasks) for e in environments)
     # the bar goes to stderr and disappears when done; stdout keeps the table or the JSON
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[last]}"),
-        console=make_console(stderr=True),
-        transient=True,
-    ) as progress:
+    with progress_bars() as progress:
         bar = progress.add_task("bench tasks", total=total, last="")
 
         def tick(outcome: EpisodeOutcome) -> None:

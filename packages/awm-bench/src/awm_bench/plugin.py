@@ -10,9 +10,13 @@ from awm_core.hookspecs import hookimpl
 @hookimpl
 def register_commands(cli: click.Group) -> None:
     from awm_bench.cli import bench, demo
+    from awm_bench.quality.cli import quality_command
     from awm_bench.suite_cli import COMMANDS
 
-    for command in COMMANDS:  # awm bench list | run | report | compare
+    for command in (
+        *COMMANDS,
+        quality_command,
+    ):  # awm bench list | run | report | compare | quality
         bench.add_command(command)
     cli.add_command(demo)
     cli.add_command(bench)

@@ -42,7 +42,8 @@ class SuiteConfig:
     category in the default offline subset; ``full`` runs everything. ``corruption``
     breaks the oracle on purpose (tests prove a converter notices). ``only`` keeps
     these categories (BFCL), domains (tau2) or environments (tasks); ``trials``
-    runs of each task give pass^1..pass^trials (tau2).
+    runs of each task give pass^1..pass^trials (tau2). ``tasks``: a benchmark's own
+    task file or folder to run instead of the offline set (MCP-Universe).
     """
 
     out: Path
@@ -55,6 +56,7 @@ class SuiteConfig:
     only: tuple[str, ...] = ()
     trials: int = 1
     user_model: str | None = None
+    tasks: Path | None = None
     progress: Progress | None = None
 
 
@@ -77,3 +79,10 @@ class BenchmarkSuite(Protocol):
     def run(self, config: SuiteConfig) -> dict[str, Any]:
         """Run, write ``config.out``, return the summary (also ``config.out/summary.json``)."""
         ...
+
+
+def require(available: Callable[[], str | None]) -> None:
+    """Raise :class:`BenchmarkUnavailableError` with a suite's ``available()`` install hint."""
+    problem = available()
+    if problem:
+        raise BenchmarkUnavailableError(problem)

@@ -95,6 +95,12 @@ def _progress() -> Any:
 )
 @click.option("--max-steps", type=int, default=20, show_default=True)
 @click.option(
+    "--tasks",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="A benchmark YAML or task folder to run instead of the offline set (mcpuniverse).",
+)
+@click.option(
     "--corrupt",
     type=click.Choice(["drop_argument", "rename_tool"]),
     default=None,
@@ -113,6 +119,7 @@ def run_command(
     user_model: str | None,
     trials: int,
     max_steps: int,
+    tasks: Path | None,
     corrupt: str | None,
     as_json: bool,
 ) -> None:
@@ -150,6 +157,7 @@ def run_command(
             only=tuple(x.strip() for x in only.split(",") if x.strip()),
             user_model=user_model,
             trials=trials,
+            tasks=tasks,
             progress=_progress(),
         )
         started = time.perf_counter()

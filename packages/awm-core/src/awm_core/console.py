@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import Progress
 
 PIPE_WIDTH = 200
 
@@ -32,3 +33,21 @@ def make_console(*, stderr: bool = False) -> Console:
     if not console.is_terminal:
         console = Console(stderr=stderr, width=pipe_width())
     return console
+
+
+def progress_bars() -> Progress:
+    """Progress bars on stderr that vanish when done, so stdout keeps the table or the JSON.
+
+    Each row reads ``description [bar] done/total last``: add tasks with a ``last``
+    field (``add_task("judge", total=n, last="")``) and update it as items finish.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[last]}"),
+        console=make_console(stderr=True),
+        transient=True,
+    )

@@ -48,6 +48,7 @@ _EXPORTS = {
     "WorkerRequestError": ".pool.remote",
     "SimulatedEnvironment": ".simulate.simulator",
     "bundle_digest": ".validation.record",
+    "validation_record": ".validation.record",
     "EnvValidation": ".validation.validate",
     "TaskValidation": ".validation.validate",
     "catalog_env_ids": ".validation.validate",
@@ -69,7 +70,7 @@ if TYPE_CHECKING:
     from awm_envs.runtime.environment import Environment, load_environment
     from awm_envs.runtime.instance import Instance
     from awm_envs.simulate.simulator import SimulatedEnvironment
-    from awm_envs.validation.record import bundle_digest
+    from awm_envs.validation.record import bundle_digest, validation_record
     from awm_envs.validation.validate import (
         EnvValidation,
         TaskValidation,
@@ -126,6 +127,7 @@ __all__ = [
     "run_native_verifier",
     "split_statements",
     "validate_environment",
+    "validation_record",
     "__version__",
     "bundle_digest",
 ]

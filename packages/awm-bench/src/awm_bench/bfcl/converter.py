@@ -8,7 +8,7 @@ from typing import Any
 
 from awm_bench.bfcl.cases import CATEGORIES, oracle_task
 from awm_bench.bfcl.upstream import available
-from awm_bench.suite import MODES, BenchmarkUnavailableError, SuiteConfig, UnknownSubsetError
+from awm_bench.suite import MODES, SuiteConfig, UnknownSubsetError, require
 
 
 class BfclBenchmark:
@@ -22,18 +22,13 @@ class BfclBenchmark:
         """None when bfcl-eval 2025.8.6.2 is importable; else the install line."""
         return available()
 
-    def _require(self) -> None:
-        problem = self.available()
-        if problem:
-            raise BenchmarkUnavailableError(problem)
-
     def convert(self, dest: Path, *, limit: int | None = None) -> list[Path]:
         """Write ``limit`` cases per category (all with None) as case folders:
         ``case.json`` (the BFCL entry and its ground truth), ``tools.json`` (awm tool
         specs, per turn for multi-turn) and ``tasks.json`` (one awm task per turn, the
         oracle's calls as the reference solution). The tools run in
         :class:`awm_bench.bfcl.episode.BfclSession`, not in an ``app.py``."""
-        self._require()
+        require(self.available)
         import asyncio
 
         from awm_bench.bfcl.data import load_cases
@@ -62,7 +57,7 @@ class BfclBenchmark:
 
     def run(self, config: SuiteConfig) -> dict[str, Any]:
         """Run the default subset (``config.limit`` per category) or everything."""
-        self._require()
+        require(self.available)
         from awm_bench.bfcl.data import load_cases
         from awm_bench.bfcl.run import DEFAULT_LIMIT, run_bfcl
 

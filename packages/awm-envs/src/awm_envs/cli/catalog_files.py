@@ -19,28 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-SHIPPED_VALIDATION = "validation.json"
-
-
-def shipped_validation_path() -> Path:
-    """Where the shipped validation records of the catalog live."""
-    from awm_envs.bundle.sources import CATALOG_DIR
-
-    return CATALOG_DIR / SHIPPED_VALIDATION
-
-
-def shipped_record(env_id: str, path: Path) -> dict[str, Any] | None:
-    """The shipped validation record of catalog bundle ``path``, if its content is unchanged."""
-    from awm_envs.validation.record import bundle_digest
-
-    try:
-        records = json.loads(shipped_validation_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    record = records.get(env_id) if isinstance(records, dict) else None
-    if not isinstance(record, dict) or record.get("digest") != bundle_digest(path):
-        return None
-    return {**record, "source": "shipped"}
+from awm_envs.validation.record import bundle_digest, shipped_validation_path
 
 
 def write_tool_files() -> list[Path]:
@@ -63,7 +42,6 @@ def write_tool_files() -> list[Path]:
 
 def write_shipped_validation() -> dict[str, Any]:
     """Validate the whole catalog and write ``catalog/validation.json``; fails if a task fails."""
-    from awm_envs.validation.record import bundle_digest
     from awm_envs.validation.validate import validate_catalog
 
     records: dict[str, Any] = {}

@@ -55,9 +55,8 @@ def list_command(as_json: bool, catalogs: list[Path]) -> None:
     validated" after an edit).
     """
     from awm_envs.bundle.sources import list_envs
-    from awm_envs.cli.catalog_files import shipped_record
     from awm_envs.validation.catalog_stats import catalog_stats
-    from awm_envs.validation.record import load_record, status_text
+    from awm_envs.validation.record import load_record, shipped_record, status_text
 
     rows = []
     for env_id, source, path in list_envs(catalogs):

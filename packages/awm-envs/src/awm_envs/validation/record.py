@@ -2,7 +2,9 @@
 
 A record is keyed by a hash of the bundle's files: editing a bundle makes its
 old record invisible instead of wrong. Records live under ``$AWM_CACHE_DIR``
-(default ``~/.cache/awm``) in ``validation/``.
+(default ``~/.cache/awm``) in ``validation/``; the catalog ships its own in
+``catalog/validation.json`` (written by ``python -m awm_envs.cli.catalog_files``),
+so a fresh install knows its bundles are proven.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ BUNDLE_FILES = (
     "tasks.json",
     "verifiers.py",
 )
+SHIPPED_VALIDATION = "validation.json"
 
 
 def cache_dir() -> Path:
@@ -71,6 +74,39 @@ def load_record(env_id: str, path: Path) -> dict[str, Any] | None:
         return data
     except (OSError, ValueError):
         return None
+
+
+def shipped_validation_path() -> Path:
+    """Where the shipped validation records of the catalog live."""
+    from awm_envs.bundle.sources import CATALOG_DIR
+
+    return CATALOG_DIR / SHIPPED_VALIDATION
+
+
+def shipped_record(env_id: str, path: Path) -> dict[str, Any] | None:
+    """The shipped validation record of catalog bundle ``path``, if its content is unchanged."""
+    try:
+        records = json.loads(shipped_validation_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    record = records.get(env_id) if isinstance(records, dict) else None
+    if not isinstance(record, dict) or record.get("digest") != bundle_digest(path):
+        return None
+    return {**record, "source": "shipped"}
+
+
+def validation_record(env_id: str, path: Path) -> dict[str, Any] | None:
+    """The last ``awm envs validate`` result for this exact bundle content, if any.
+
+    This machine's record first (``"source": "local"``), else the one shipped with
+    the catalog (``"source": "shipped"``); both are keyed by the bundle's content
+    hash, so an edited bundle has none. The record holds ``proven``, ``tasks``,
+    ``passed`` and ``validated_at``.
+    """
+    local = load_record(env_id, path)
+    if local is not None:
+        return {**local, "source": "local"}
+    return shipped_record(env_id, path)
 
 
 def status_text(record: dict[str, Any] | None) -> str:

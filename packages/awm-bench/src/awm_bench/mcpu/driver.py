@@ -1,0 +1,258 @@
+"""MCP-Universe's side of the bridge: run by the Python of mcpuniverse's own venv.
+
+mcpuniverse 1.1.3 pins ``mcp==1.13.1`` (awm needs mcp 2.x) and a stack of its own, so
+it gets a venv of its own; awm starts this file there (``python -I driver.py``) and
+talks to it in JSON lines on stdin/stdout, one request and one answer at a time.
+Nothing of awm is imported here: everything below is MCP-Universe's own code.
+
+Requests (``{"op": ..., ...}``), each answered with ``{"ok": true, ...}`` or
+``{"ok": false, "error": ...}``:
+
+- ``version``: mcpuniverse's version.
+- ``open`` (``task``, ``agent``): load the task (``Task``), run its ``prepare``,
+  start its servers through MCP-Universe's ``function_call`` agent (its MCP manager
+  and clients) and return the prompt and the tools, named ``{server}__{tool}``.
+- ``call`` (``name``, ``arguments``): call a tool the way the ``function_call`` agent
+  does (``BaseAgent.call_tool``, traced) and return the text the agent would read.
+- ``evaluate`` (``answer``): score the answer with the task's own evaluators
+  (``Task.evaluate``), then reset (``Task.reset`` with the calls' trace) and clean up.
+- ``native`` (``task``, ``agent``, ``llm``): MCP-Universe's own ``BenchmarkRunner``
+  on the one task, its ``function_call`` agent, an ``openai`` LLM at ``llm.base_url``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import traceback
+from typing import Any, TextIO
+
+AGENT_NAME = "awm-agent"
+LLM_NAME = "awm-llm"
+
+
+def _agent_config(agent: dict[str, Any], servers: list[dict[str, Any]]) -> dict[str, Any]:
+    config = {k: v for k, v in agent.items() if k != "llm"}
+    config["servers"] = servers
+    config.setdefault("max_iterations", 20)
+    return config
+
+
+def _tool_text(response: Any) -> tuple[str, bool]:
+    """The text MCP-Universe's function_call agent puts in its tool message."""
+    from mcp.types import TextContent
+
+    content = response.content[0] if getattr(response, "content", None) else None
+    if not isinstance(content, TextContent):
+        return "Error: Tool output is not a text", True
+    return content.text.strip(), bool(getattr(response, "isError", False))
+
+
+class Episode:
+    """One task opened for an awm episode: its agent (servers, tools) and its trace."""
+
+    def __init__(self, task: Any, agent: Any, tracer: Any, collector: Any) -> None:
+        self.task = task
+        self.agent = agent
+        self.tracer = tracer
+        self.collector = collector
+
+
+async def op_open(state: dict[str, Any], req: dict[str, Any]) -> dict[str, Any]:
+    from mcpuniverse.agent.function_call import FunctionCall
+    from mcpuniverse.benchmark.task import Task
+    from mcpuniverse.common.context import Context
+    from mcpuniverse.mcp.manager import MCPManager
+    from mcpuniverse.tracer import Tracer
+    from mcpuniverse.tracer.collectors.memory import MemoryCollector
+
+    await _close(state)
+    context = Context()
+    task = Task(req["task"], context=context)
+    await task.prepare()
+    servers = list(req.get("servers") or task.get_mcp_servers())
+    if task.use_specified_server():
+        servers = list(task.get_mcp_servers())
+    agent = FunctionCall(
+        MCPManager(context=context), None, _agent_config(req.get("agent") or {}, servers)
+    )
+    await agent.initialize()
+    collector = MemoryCollector()
+    state["episode"] = Episode(task, agent, Tracer(collector=collector), collector)
+    tools = [
+        {
+            "name": f"{server}__{tool.name}",
+            "description": tool.description or "",
+            "input_schema": tool.inputSchema or {"type": "object"},
+        }
+        for server, listed in agent._tools.items()
+        for tool in listed
+    ]
+    question = task.get_question()
+    output_format = task.get_output_format()
+    if output_format is not None:
+        # what the function_call agent appends to the question (BaseAgent's prompt)
+        question += "\n" + agent._get_output_format_prompt(output_format)
+    return {"instruction": question, "tools": tools}
+
+
+async def op_call(state: dict[str, Any], req: dict[str, Any]) -> dict[str, Any]:
+    episode: Episode = state["episode"]
+    try:
+        server, tool = episode.agent._parse_function_call_name(req["name"])
+        response = await episode.agent.call_tool(
+            {"server": server, "tool": tool, "arguments": req.get("arguments") or {}},
+            tracer=episode.tracer,
+        )
+        text, is_error = _tool_text(response)
+    except Exception as exc:  # the agent turns any failure into an error message
+        text, is_error = f"Error: {str(exc)[:300]}", True
+    return {"text": text, "is_error": is_error}
+
+
+def _results(evaluations: list[Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "func": r.config.func,
+            "op": r.config.op,
+            "desc": r.config.desc,
+            "passed": bool(r.passed),
+            "reason": r.reason,
+            "error": (r.error or "")[:2000],
+        }
+        for r in evaluations
+    ]
+
+
+async def op_evaluate(state: dict[str, Any], req: dict[str, Any]) -> dict[str, Any]:
+    episode: Episode = state["episode"]
+    evaluations = await episode.task.evaluate(req.get("answer") or "")
+    await episode.task.reset(episode.collector.get(episode.tracer.trace_id))
+    await _close(state)
+    return {"results": _results(evaluations)}
+
+
+async def _close(state: dict[str, Any]) -> None:
+    episode: Episode | None = state.pop("episode", None)
+    if episode is None:
+        return
+    try:
+        await episode.task.cleanup()
+    finally:
+        await episode.agent.cleanup()
+
+
+def _benchmark_yaml(req: dict[str, Any], servers: list[dict[str, Any]]) -> str:
+    import yaml
+
+    llm = req["llm"]
+    llm_config = {
+        "model_name": llm["model"],
+        "base_url": llm["base_url"],
+        "api_key": llm.get("api_key") or "EMPTY",
+        "timeout": int(llm.get("timeout", 900)),
+    }
+    for key in ("temperature", "max_completion_tokens"):
+        if llm.get(key) is not None:
+            llm_config[key] = llm[key]
+    agent = _agent_config(req.get("agent") or {}, servers)
+    agent["llm"] = LLM_NAME
+    docs = [
+        {"kind": "llm", "spec": {"name": LLM_NAME, "type": "openai", "config": llm_config}},
+        {"kind": "agent", "spec": {"name": AGENT_NAME, "type": "function_call", "config": agent}},
+        {
+            "kind": "benchmark",
+            "spec": {"description": "awm", "agent": AGENT_NAME, "tasks": [req["task"]]},
+        },
+    ]
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
+async def op_native(state: dict[str, Any], req: dict[str, Any]) -> dict[str, Any]:
+    from mcpuniverse.benchmark.runner import BenchmarkRunner
+    from mcpuniverse.benchmark.task import Task
+    from mcpuniverse.tracer.collectors.memory import MemoryCollector
+
+    await _close(state)
+    task = Task(req["task"])
+    servers = list(req.get("servers") or task.get_mcp_servers())
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(_benchmark_yaml(req, servers))
+    try:
+        collector = MemoryCollector()
+        outputs = await BenchmarkRunner(f.name).run(trace_collector=collector)
+    finally:
+        os.unlink(f.name)
+    result = outputs[0].task_results[req["task"]]
+    trace_id = outputs[0].task_trace_ids[req["task"]]
+    calls, answer = [], None
+    for record in collector.get(trace_id):
+        for data in (r.data for r in record.records):
+            if data.get("type") == "tool":
+                calls.append(
+                    {
+                        "tool": f"{data.get('server', '')}__{data.get('tool_name', '')}",
+                        "arguments": data.get("arguments"),
+                        "error": data.get("error", ""),
+                    }
+                )
+            elif "response" in data and "messages" in data:
+                answer = data["response"]
+    return {
+        "results": _results(result["evaluation_results"]),
+        "calls": calls,
+        "answer": answer,
+    }
+
+
+async def op_version(state: dict[str, Any], req: dict[str, Any]) -> dict[str, Any]:
+    from importlib.metadata import version
+
+    return {"version": version("mcpuniverse")}
+
+
+OPS = {
+    "version": op_version,
+    "open": op_open,
+    "call": op_call,
+    "evaluate": op_evaluate,
+    "native": op_native,
+}
+
+
+async def serve(out: TextIO) -> None:
+    """Answer requests until stdin closes."""
+    loop = asyncio.get_running_loop()
+    state: dict[str, Any] = {}
+    try:
+        while True:
+            line = await loop.run_in_executor(None, sys.stdin.readline)
+            if not line:
+                break
+            if not line.strip():
+                continue
+            try:
+                req = json.loads(line)
+                answer = {"ok": True, **(await OPS[req["op"]](state, req))}
+            except Exception as exc:
+                traceback.print_exc()
+                answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            out.write(json.dumps(answer, default=str) + "\n")
+            out.flush()
+    finally:
+        await _close(state)
+
+
+def main() -> None:
+    # the protocol owns the real stdout; anything printed (logs, banners) goes to stderr
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    asyncio.run(serve(out))
+
+
+if __name__ == "__main__":
+    main()

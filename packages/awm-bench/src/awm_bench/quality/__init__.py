@@ -1,0 +1,155 @@
+"""Environment quality (the paper's §6.1): is each task feasible, grounded and tool-complete?
+
+For every task of an environment a judge rates, from 1 (no) to 5 (fully), the
+paper's three criteria:
+
+``task_feasibility``
+    can the task be done with these tools and this data (for a refusal task:
+    is refusing demonstrably right)?
+``data_alignment``
+    does the seeded database hold what the task refers to?
+``toolset_completeness``
+    do the tools cover every operation the task needs?
+
+The judge gets grounded evidence, not just the text: every tool (name,
+parameters, first line of its description), the tables related to the task
+with their schema, row counts and sample rows, a lookup of each entity the task
+names in the database (found where, or not found), the reference solution with
+the tools it uses that do not exist, whether its replay completed, and the
+environment's validation record (``awm envs validate``).
+
+Two judges: ``checks`` (no model, the offline default) scores from that
+evidence alone; :class:`LLMQualityJudge` asks any awm backend (``openai:NAME``,
+``local:smollm2``, ``scripted``) and validates its JSON, sending a malformed
+answer back with what was wrong, and recording the task as unjudged (never
+crashing) when the model keeps failing.
+
+Besides the ratings, environment errors seen in rollouts are counted per
+environment and per tool: tool calls that failed on the environment's side
+(``tool_error`` / ``environment_error`` / ``timeout`` results, HTTP 5xx), kept
+apart from the agent's own faults (malformed calls, unknown tools, invalid
+arguments, not-found ids). Rollouts come from a ``trajectories.jsonl``
+(``awm bench tasks --out DIR``) or, by default, from replaying every reference
+solution.
+
+Modules: :mod:`.database` (the seeded data a task is checked against),
+:mod:`.entities` (what a task names), :mod:`.evidence` (what the judge is shown),
+:mod:`.judge` (the two judges), :mod:`.ratings` (the scale), :mod:`.env_errors`
+(environment errors in rollouts), :mod:`.rollouts` (reading or replaying them),
+:mod:`.report` (the whole run), :mod:`.display` and :mod:`.cli` (the command).
+The names below are imported on first use: the plugin loads :mod:`.cli` at every
+``awm`` start, and that must not pull in pydantic models or the LLM backends.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from awm_core.lazy import lazy_getattr
+
+# name -> module (imported on first use)
+_EXPORTS = {
+    "EnvData": ".database",
+    "TableInfo": ".database",
+    "print_quality": ".display",
+    "render_quality_html": ".display",
+    "extract_literals": ".entities",
+    "ENV_ERROR_TYPES": ".env_errors",
+    "EnvErrors": ".env_errors",
+    "ToolErrors": ".env_errors",
+    "classify_step": ".env_errors",
+    "count_env_errors": ".env_errors",
+    "LiteralLookup": ".evidence",
+    "TaskEvidence": ".evidence",
+    "gather_evidence": ".evidence",
+    "render_evidence": ".evidence",
+    "SYSTEM_PROMPT": ".judge",
+    "ChecksJudge": ".judge",
+    "LLMQualityJudge": ".judge",
+    "QualityJudge": ".judge",
+    "make_judge": ".judge",
+    "CRITERIA": ".ratings",
+    "DEFAULT_THRESHOLD": ".ratings",
+    "SHORT": ".ratings",
+    "QualityScores": ".ratings",
+    "TaskQuality": ".ratings",
+    "EnvQuality": ".report",
+    "Progress": ".report",
+    "QualityReport": ".report",
+    "assess_quality": ".report",
+    "QualityError": ".rollouts",
+    "read_trajectories": ".rollouts",
+    "replay_references": ".rollouts",
+}
+
+if TYPE_CHECKING:
+    from awm_bench.quality.database import EnvData, TableInfo
+    from awm_bench.quality.display import print_quality, render_quality_html
+    from awm_bench.quality.entities import extract_literals
+    from awm_bench.quality.env_errors import (
+        ENV_ERROR_TYPES,
+        EnvErrors,
+        ToolErrors,
+        classify_step,
+        count_env_errors,
+    )
+    from awm_bench.quality.evidence import (
+        LiteralLookup,
+        TaskEvidence,
+        gather_evidence,
+        render_evidence,
+    )
+    from awm_bench.quality.judge import (
+        SYSTEM_PROMPT,
+        ChecksJudge,
+        LLMQualityJudge,
+        QualityJudge,
+        make_judge,
+    )
+    from awm_bench.quality.ratings import (
+        CRITERIA,
+        DEFAULT_THRESHOLD,
+        SHORT,
+        QualityScores,
+        TaskQuality,
+    )
+    from awm_bench.quality.report import EnvQuality, Progress, QualityReport, assess_quality
+    from awm_bench.quality.rollouts import QualityError, read_trajectories, replay_references
+
+
+__getattr__ = lazy_getattr("awm_bench.quality", _EXPORTS)
+
+
+__all__ = [
+    "CRITERIA",
+    "ChecksJudge",
+    "DEFAULT_THRESHOLD",
+    "ENV_ERROR_TYPES",
+    "EnvData",
+    "EnvErrors",
+    "EnvQuality",
+    "LLMQualityJudge",
+    "LiteralLookup",
+    "Progress",
+    "QualityError",
+    "QualityJudge",
+    "QualityReport",
+    "QualityScores",
+    "SHORT",
+    "SYSTEM_PROMPT",
+    "TableInfo",
+    "TaskEvidence",
+    "TaskQuality",
+    "ToolErrors",
+    "assess_quality",
+    "classify_step",
+    "count_env_errors",
+    "extract_literals",
+    "gather_evidence",
+    "make_judge",
+    "print_quality",
+    "read_trajectories",
+    "render_evidence",
+    "render_quality_html",
+    "replay_references",
+]
