@@ -125,3 +125,61 @@ async def test_an_answer_or_a_call_after_a_tool_result_is_kept(reply: str) -> No
     backend = _Recorder([reply])
     await backend.chat(_after_a_tool_result(), tools=[FACTORIAL, NO_ARGS])
     assert backend.answer_steps == 0 and len(backend.chats) == 1
+
+
+def test_a_hermes_prompt_gives_its_tools_back() -> None:
+    from awm_core.episode import META_TOOLS
+    from awm_core.toolcalls import HermesFormat
+
+    fmt = HermesFormat()
+    prompt = fmt.system_prompt("Be brief.", META_TOOLS)
+    assert [t["function"]["name"] for t in fmt.prompt_tools(prompt)] == ["list_tools", "call_tool"]
+    assert fmt.prompt_tools("Be brief.") == []
+
+
+def _meta_tools() -> list[dict[str, Any]]:
+    from awm_core.episode import META_TOOLS
+    from awm_core.toolcalls import openai_tool
+
+    return [openai_tool(t) for t in META_TOOLS]
+
+
+def test_meta_tools_get_a_list_tools_example_then_call_tool_examples_of_the_env() -> None:
+    (user, first) = worked_examples(_meta_tools(), 2, QUESTION)
+    assert json.loads(first["content"].split("\n")[1]) == {"name": "list_tools", "arguments": {}}
+    listed = [
+        {"name": "get_time", "description": "Now.", "input_schema": {"type": "object"}},
+        {"name": "math_factorial", **{"input_schema": FACTORIAL["function"]["parameters"]}},
+    ]
+    history = [
+        *QUESTION,
+        Message(role="assistant", content='<tool_call>\n{"name": "list_tools"}\n</tool_call>'),
+        Message(role="user", content=f"<tool_response>\n{json.dumps(listed)}\n</tool_response>"),
+    ]
+    examples = worked_examples(_meta_tools(), 2, history)
+    calls = [json.loads(m["content"].split("\n")[1]) for m in examples[1::2]]
+    assert calls == [
+        {"name": "call_tool", "arguments": {"tool_name": "get_time", "arguments": {}}},
+        {
+            "name": "call_tool",
+            "arguments": {
+                "tool_name": "math_factorial",
+                "arguments": {"number": 3, "mode": "exact"},
+            },
+        },
+    ]
+
+
+async def test_a_hermes_episode_prompt_gets_examples_and_the_answer_step() -> None:
+    """The episode's default format puts the tools in the system prompt, not the request."""
+    from awm_core.episode import META_TOOLS
+    from awm_core.toolcalls import HermesFormat
+
+    system = Message(role="system", content=HermesFormat().system_prompt("Act.", META_TOOLS))
+    backend = _Recorder(['<tool_call>\n{"name": "list_tools", "arguments": {}}\n</tool_call>'])
+    await backend.chat([system, *QUESTION])
+    assert '"list_tools"' in backend.chats[0][2]["content"]  # the example's call
+    echo = _Recorder(["<tool_response>\n[]\n</tool_response>", "Done."])
+    result = Message(role="user", content="<tool_response>\n120\n</tool_response>")
+    response = await echo.chat([system, *QUESTION, result])
+    assert response.content == "Done." and echo.answer_steps == 1

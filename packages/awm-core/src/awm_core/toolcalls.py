@@ -213,6 +213,25 @@ class HermesFormat:
         """Hermes puts the tools in the prompt, so the request carries none."""
         return None
 
+    def prompt_tools(self, system: str) -> list[dict[str, Any]]:
+        """The OpenAI tool dicts a :meth:`system_prompt` lists (none if it lists none).
+
+        A backend that is handed a Hermes prompt (no ``tools`` in the request) reads
+        the offered tools back from it, e.g. to build worked examples.
+        """
+        start, end = system.find("<tools>\n"), system.find("\n</tools>")
+        if start < 0 or end < start:
+            return []
+        tools = []
+        for line in system[start + len("<tools>\n") : end].splitlines():
+            try:
+                tool = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(tool, dict) and isinstance(tool.get("function"), dict):
+                tools.append(tool)
+        return tools
+
     def parse(
         self,
         response: ChatResponse,

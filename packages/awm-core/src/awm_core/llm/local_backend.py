@@ -26,8 +26,14 @@ from typing import Any
 
 from awm_core.llm.base import BackendStats, ChatResponse, LLMConfigError, LLMError
 from awm_core.llm.chat_template import response_from_text, template_messages
-from awm_core.llm.tool_shots import ANSWER_INSTRUCTION, echoes_tool_response, worked_examples
+from awm_core.llm.tool_shots import (
+    ANSWER_INSTRUCTION,
+    echoes_tool_response,
+    is_tool_result,
+    worked_examples,
+)
 from awm_core.models import Message, TokenUsage
+from awm_core.toolcalls import HermesFormat
 
 
 @dataclass(frozen=True)
@@ -99,8 +105,8 @@ class LocalBackend:
     OpenAI tools protocol for a model that has no tool parser.
 
     ``tool_shots`` worked examples built from the offered tools go before the
-    conversation (the bundled model's default; 0 for a model folder, whose own
-    training fixes its format). When the model answers a tool result by writing
+    conversation (default: ``AWM_LOCAL_TOOL_SHOTS``, else the bundled model's
+    setting; 0 for a model folder, whose own training fixes its format). When the model answers a tool result by writing
     a ``<tool_response>`` of its own, it is asked once more, without tools, for a
     plain answer (``answer_steps`` counts these). Neither appears in the
     returned message, so neither reaches a trajectory.
@@ -118,9 +124,10 @@ class LocalBackend:
     ) -> None:
         self.model_id = model or "smollm2"
         bundled = BUNDLED.get(self.model_id)
-        self.tool_shots = (
-            tool_shots if tool_shots is not None else (bundled.tool_shots if bundled else 0)
-        )
+        if tool_shots is None:
+            raw = os.environ.get("AWM_LOCAL_TOOL_SHOTS", "")
+            tool_shots = int(raw) if raw.isdigit() else (bundled.tool_shots if bundled else 0)
+        self.tool_shots = tool_shots
         self.answer_steps = 0
         self.name = f"local:{self.model_id}"
         self.cache_dir = Path(cache_dir) if cache_dir else cache_root()
@@ -252,10 +259,16 @@ class LocalBackend:
     ) -> tuple[str, TokenUsage]:
         self.load()
         chat = template_messages(messages, tools)
-        if tools and self.tool_shots:
-            chat[1:1] = worked_examples(tools, self.tool_shots)  # after the system prompt
+        # tools come in the request (OpenAI protocol) or inside a Hermes system prompt
+        offered = tools or (
+            HermesFormat().prompt_tools(chat[0]["content"])
+            if chat and chat[0]["role"] == "system"
+            else []
+        )
+        if offered and self.tool_shots:  # after the system prompt
+            chat[1:1] = worked_examples(offered, self.tool_shots, messages)
         text, usage = self._complete(chat, temperature, max_tokens)
-        if tools and messages and messages[-1].role == "tool" and echoes_tool_response(text):
+        if offered and messages and is_tool_result(messages[-1]) and echoes_tool_response(text):
             self.answer_steps += 1
             answer_chat = template_messages(messages, None)
             answer_chat.append({"role": "user", "content": ANSWER_INSTRUCTION})
