@@ -11,12 +11,32 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from awm_core.llm.base import ChatResponse, LLMBackend
 from awm_core.models import Message
+
+
+def read_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSONL file that a run appends to, skipping a line cut short
+    when the run was killed (nothing if the file does not exist yet)."""
+    if not path.exists():
+        return
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            yield row
+
+
+def rows_by(path: Path, key: str) -> dict[str, dict[str, Any]]:
+    """Rows already written, by ``row[key]``: a killed run resumes after them."""
+    return {str(row[key]): row for row in read_rows(path) if key in row}
 
 
 def request_key(
@@ -54,13 +74,11 @@ class CachingBackend:
     def __post_init__(self) -> None:
         self.name = self.name or self.backend.name
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.path.exists():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
-                try:
-                    row = json.loads(line)
-                    self._answers[row["key"]] = ChatResponse.model_validate(row["response"])
-                except (ValueError, KeyError):
-                    continue  # a line cut short when a run was killed
+        for row in read_rows(self.path):
+            try:
+                self._answers[row["key"]] = ChatResponse.model_validate(row["response"])
+            except (ValueError, KeyError):
+                continue  # not an answer this cache wrote
 
     async def chat(
         self,

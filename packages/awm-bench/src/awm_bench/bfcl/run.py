@@ -11,7 +11,7 @@ from typing import Any
 
 from awm_bench.bfcl.cases import CATEGORIES, ORACLE_UNREACHABLE, BfclCase, overall
 from awm_bench.bfcl.scoring import CaseScore, category_scores, score_case
-from awm_bench.cache import CachingBackend
+from awm_bench.cache import CachingBackend, rows_by
 from awm_bench.suite import SuiteConfig
 from awm_core.episode import ActingPolicy, Policy, ReferencePolicy
 from awm_core.llm.base import LLMBackend
@@ -19,19 +19,6 @@ from awm_core.models import Task
 
 DEFAULT_LIMIT = 2
 """Cases per category in the default offline subset (17 categories)."""
-
-
-def _done(path: Path) -> dict[str, dict[str, Any]]:
-    """Records already written (a killed run resumes after them)."""
-    out: dict[str, dict[str, Any]] = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-                out[row["case_id"]] = row
-            except (ValueError, KeyError):
-                continue
-    return out
 
 
 def _append(path: Path, row: dict[str, Any]) -> None:
@@ -60,7 +47,7 @@ def run_bfcl(config: SuiteConfig, cases: list[BfclCase]) -> dict[str, Any]:
     for mode in config.modes:
         started = time.perf_counter()
         path = config.out / f"{mode}.jsonl"
-        done = _done(path)
+        done = rows_by(path, "case_id")
         todo = [c for c in cases if c.id not in done]
         tick = _ticker(config, f"bfcl {mode}", len(cases) - len(todo), len(cases))
         runner = _run_awm if mode == "awm" else _run_native

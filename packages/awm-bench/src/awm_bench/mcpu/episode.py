@@ -13,12 +13,11 @@ cleanup) and reports MCP-Universe's verdicts.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from awm_bench.emptydb import empty_database
+from awm_bench.emptydb import NoDatabaseEnvironment, OneSessionPool, empty_database
 from awm_bench.mcpu.cases import McpuTask, awm_tool_name, task_success
 from awm_bench.mcpu.upstream import Driver
 from awm_core.contracts import JudgeRequest
@@ -69,24 +68,6 @@ class McpuSession:
         )
 
     def snapshot(self) -> bytes:
-        return empty_database()
-
-
-@dataclass
-class _Pool:
-    session: McpuSession
-
-    @asynccontextmanager
-    async def instance(self) -> AsyncIterator[McpuSession]:
-        yield self.session
-
-
-@dataclass(frozen=True)
-class _Environment:
-    id: str
-
-    @property
-    def template(self) -> bytes:
         return empty_database()
 
 
@@ -142,8 +123,8 @@ async def run_task_awm(
     )
     judge = McpuJudge(driver)
     done = await rollout_episode(
-        _Pool(session),
-        _Environment(session.env_id),
+        OneSessionPool(session),
+        NoDatabaseEnvironment(session.env_id),
         awm_task,
         policy_for(awm_task, session),
         judge=judge,

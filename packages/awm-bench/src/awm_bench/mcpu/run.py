@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from awm_bench.cache import CachingBackend
+from awm_bench.cache import CachingBackend, rows_by
 from awm_bench.mcpu.cases import (
     DOMAINS,
     McpuTask,
@@ -47,18 +47,6 @@ def load_tasks(config: SuiteConfig) -> list[McpuTask]:
     return select(tasks, config.only, None if config.full else config.limit)
 
 
-def _done(path: Path) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-                out[row["key"]] = row
-            except (ValueError, KeyError):
-                continue  # a line cut short when a run was killed
-    return out
-
-
 def run_mcpu(config: SuiteConfig, tasks: list[McpuTask]) -> dict[str, Any]:
     """Run every task in each mode; write ``MODE.jsonl`` and ``summary.json``."""
     return asyncio.run(_run(config, tasks))
@@ -93,7 +81,7 @@ async def _run(config: SuiteConfig, tasks: list[McpuTask]) -> dict[str, Any]:
             for mode in config.modes:
                 started = time.perf_counter()
                 path = config.out / f"{mode}.jsonl"
-                done = _done(path)
+                done = rows_by(path, "key")
                 todo = [t for t in tasks if t.id not in done]
                 for count, task in enumerate(todo, start=1):
                     truth = task.oracle

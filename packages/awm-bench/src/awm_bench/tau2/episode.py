@@ -15,13 +15,12 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from awm_bench.emptydb import empty_database
+from awm_bench.emptydb import NoDatabaseEnvironment, OneSessionPool, empty_database
 from awm_bench.tau2.cases import MESSAGE_TOOL, STOP
 from awm_bench.tau2.upstream import attr, module
 from awm_core.contracts import JudgeRequest
@@ -233,24 +232,6 @@ class Tau2Session:
 
 
 @dataclass
-class _Pool:
-    session: Tau2Session
-
-    @asynccontextmanager
-    async def instance(self) -> AsyncIterator[Tau2Session]:
-        yield self.session
-
-
-@dataclass(frozen=True)
-class _Environment:
-    id: str
-
-    @property
-    def template(self) -> bytes:
-        return empty_database()
-
-
-@dataclass
 class Tau2Judge:
     """Ends the conversation with the episode's final answer; scores it with τ²'s evaluator."""
 
@@ -344,8 +325,8 @@ async def run_task_awm(
     session = Tau2Session(bridge)
     judge = Tau2Judge(bridge)
     done = await rollout_episode(
-        _Pool(session),
-        _Environment(session.env_id),
+        OneSessionPool(session),
+        NoDatabaseEnvironment(session.env_id),
         awm_task,
         policy_for(awm_task),
         judge=judge,

@@ -7,11 +7,10 @@ import json
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 
 from awm_bench.bfcl.cases import subset
-from awm_bench.cache import CachingBackend
+from awm_bench.cache import CachingBackend, rows_by
 from awm_bench.suite import SuiteConfig, UnknownSubsetError
 from awm_bench.tau2.cases import (
     DOMAINS,
@@ -58,18 +57,6 @@ def _reference(script: list[Any]) -> list[ToolCallStep]:
     ]
 
 
-def _done(path: Path) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-                out[row["key"]] = row
-            except (ValueError, KeyError):
-                continue
-    return out
-
-
 def run_tau2(config: SuiteConfig, tasks: list[tuple[str, Any]], trials: int = 1) -> dict[str, Any]:
     """Run every task ``trials`` times in each mode; write ``MODE.jsonl`` and ``summary.json``."""
     from awm_core.llm.http_server import BackgroundServer
@@ -110,7 +97,7 @@ def run_tau2(config: SuiteConfig, tasks: list[tuple[str, Any]], trials: int = 1)
         for mode in config.modes:
             started = time.perf_counter()
             path = config.out / f"{mode}.jsonl"
-            done = _done(path)
+            done = rows_by(path, "key")
             keys = [(d, t, n) for d, t in tasks for n in range(trials)]
             todo = [(d, t, n) for d, t, n in keys if f"{d}/{t.id}#{n}" not in done]
             for count, (domain, task, trial) in enumerate(todo, start=1):
