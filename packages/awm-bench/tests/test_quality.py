@@ -68,6 +68,24 @@ def test_quoted_values_are_not_looked_up_and_sentence_words_are_not_entities(
     ]
 
 
+async def test_names_the_task_asks_to_write_are_inputs_not_missing_data() -> None:
+    """bank's pay_sister adds a payee: her name, bank and date are not in the seed data,
+    but the reference solution sends them, so data alignment is not marked down."""
+    bank = EnvData.load(load_environment("bank"))
+    try:
+        task = next(t for t in bank.tasks if t.id == "pay_sister")
+        ev = gather_evidence(bank, task, "Completed")
+        assert {"Ruth Okoro", "Harbor Credit Union", "2025-07-20"} <= set(ev.quoted)
+        assert not [lk.text for lk in ev.lookups if not lk.found]
+        assert (await ChecksJudge().rate(ev)).below(3) == []  # not flagged
+        # a name nobody sends and the data lacks is still missing data
+        renamed = task.model_copy(update={"instruction": task.instruction + " Tell my friend Zed Quill too."})
+        missing = gather_evidence(bank, renamed, "Completed")
+        assert [lk.text for lk in missing.lookups if not lk.found] == ["Zed Quill"]
+    finally:
+        bank.close()
+
+
 def test_contractions_and_months_are_not_entities() -> None:
     from awm_bench.quality import extract_literals
 

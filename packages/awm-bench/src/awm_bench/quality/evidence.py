@@ -65,10 +65,15 @@ def gather_evidence(
 ) -> TaskEvidence:
     """The evidence for ``task``: lookups of its entities, related tables, tools and proof."""
     literals, quoted = extract_literals(task.instruction)
+    # what the reference solution sends: a name it writes is an input, not missing data
+    sent = json.dumps([s.arguments for s in task.reference_solution or []]).lower()
     lookups: list[LiteralLookup] = []
     matched_rows: dict[str, list[dict[str, Any]]] = {}
     for lit in literals:
         hits = data.find(lit)
+        if not hits and lit.lower() in sent:
+            quoted.append(lit)
+            continue
         lookups.append(LiteralLookup(lit, {t: n for t, n, _ in hits}))
         for table, _, rows in hits:
             matched_rows.setdefault(table, [])
@@ -135,7 +140,7 @@ def render_evidence(ev: TaskEvidence, *, max_tools: int = 80) -> str:
                 f"- {lk.text!r}: "
                 + (f"found in {where}" if lk.found else "NOT FOUND in any text column")
             )
-        lines += [f"- {q!r}: quoted, a value to write (not looked up)" for q in ev.quoted]
+        lines += [f"- {q!r}: a value the task writes (not looked up)" for q in ev.quoted]
         parts.append(
             "## Entities the task names, looked up in the seeded database\n" + "\n".join(lines)
         )
