@@ -79,7 +79,9 @@ async def test_names_the_task_asks_to_write_are_inputs_not_missing_data() -> Non
         assert not [lk.text for lk in ev.lookups if not lk.found]
         assert (await ChecksJudge().rate(ev)).below(3) == []  # not flagged
         # a name nobody sends and the data lacks is still missing data
-        renamed = task.model_copy(update={"instruction": task.instruction + " Tell my friend Zed Quill too."})
+        renamed = task.model_copy(
+            update={"instruction": task.instruction + " Tell my friend Zed Quill too."}
+        )
         missing = gather_evidence(bank, renamed, "Completed")
         assert [lk.text for lk in missing.lookups if not lk.found] == ["Zed Quill"]
     finally:
