@@ -240,3 +240,16 @@ def test_the_driver_imports_nothing_of_awm() -> None:
     assert "awm_" not in "".join(
         line for line in source.splitlines() if line.lstrip().startswith(("import", "from"))
     )
+
+
+def test_the_venv_helper_has_help_and_says_what_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from awm_bench.mcpu.upstream import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0 and "--create [PATH]" in capsys.readouterr().out
+    monkeypatch.setenv("AWM_MCPU_PYTHON", str(tmp_path / "nowhere" / "python"))
+    assert main([]) == 1
+    assert "upstream --create" in capsys.readouterr().out

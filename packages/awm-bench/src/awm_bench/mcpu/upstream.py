@@ -168,15 +168,32 @@ def create_venv(path: Path = DEFAULT_VENV) -> Path:
     return interpreter
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     """``python -m awm_bench.mcpu.upstream [--create [PATH]]``: where the venv is, or make it."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["--create"]:
-        interpreter = create_venv(Path(args[1]) if len(args) > 1 else DEFAULT_VENV)
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m awm_bench.mcpu.upstream",
+        description=f"Show or create the venv with mcpuniverse=={MCPU_VERSION} "
+        "(it cannot share awm's venv: it pins mcp 1.13).",
+    )
+    parser.add_argument(
+        "--create",
+        nargs="?",
+        const=DEFAULT_VENV,
+        type=Path,
+        metavar="PATH",
+        help=f"create the venv (default {DEFAULT_VENV}) and install mcpuniverse into it",
+    )
+    args = parser.parse_args(argv)
+    if args.create is not None:
+        interpreter = create_venv(args.create)
         print(f"created; use it with: export {PYTHON_ENV}={interpreter}")
-        return
-    print(available() or f"mcpuniverse {MCPU_VERSION} at {python()}")
+        return 0
+    problem = available()
+    print(problem or f"mcpuniverse {MCPU_VERSION} at {python()}")
+    return 1 if problem else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
