@@ -15,8 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +22,7 @@ from awm_bench.bfcl.cases import BfclCase, oracle_task, render_turn
 from awm_bench.bfcl.data import tool_schemas
 from awm_bench.bfcl.scoring import CaseScore, score_case
 from awm_bench.bfcl.upstream import bfcl, forget_instances
-from awm_bench.emptydb import empty_database
+from awm_bench.emptydb import NoDatabaseEnvironment, OneSessionPool, empty_database
 from awm_core.contracts import JudgeRequest
 from awm_core.episode import CALL_TOOL, ActingPolicy, StepChecks
 from awm_core.models import Task, ToolResult, ToolSpec, Trajectory, Verdict, VerdictLabel
@@ -111,28 +109,6 @@ class BfclSession:
             forget_instances(self._owner, self.case.id)
 
 
-@dataclass
-class CasePool:
-    """Hands out the case's one session, un-reset, to each turn's rollout."""
-
-    session: BfclSession
-
-    @asynccontextmanager
-    async def instance(self) -> AsyncIterator[BfclSession]:
-        yield self.session
-
-
-@dataclass(frozen=True)
-class CaseEnvironment:
-    """What :func:`awm_verify.rollout_episode` reads of an environment."""
-
-    id: str
-
-    @property
-    def template(self) -> bytes:
-        return empty_database()
-
-
 def _inner(step_arguments: dict[str, Any]) -> tuple[str, Any]:
     name = str(step_arguments.get("tool_name", ""))
     args = step_arguments.get("arguments", {})
@@ -217,8 +193,8 @@ async def run_case(
     """Run ``case`` through awm's rollout function; ``policy_for(task)`` gives the policy
     of each turn's episode (:class:`awm_core.episode.ReferencePolicy` replays the oracle)."""
     session = BfclSession(case)
-    pool = CasePool(session)
-    environment = CaseEnvironment(session.env_id)
+    pool = OneSessionPool(session)
+    environment = NoDatabaseEnvironment(session.env_id)
     judge = BfclJudge(case)
     trajectories: list[Trajectory] = []
     history: list[tuple[str, str]] = []
