@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,21 +14,16 @@ from pathlib import Path
 import mcp
 import uvicorn
 from click.testing import CliRunner
+from netutil import free_port
 
 from awm_envs import Environment
 from awm_envs.serve.mcp_server import build_http_app
 from awm_envs.serve.sessions import InstanceDirectory
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.asynccontextmanager
 async def serving(env: Environment, shared: bool) -> AsyncIterator[tuple[str, InstanceDirectory]]:
-    port = _port()
+    port = free_port()
     app, directory = build_http_app(env, idle_timeout=60, shared_instance=shared)
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")

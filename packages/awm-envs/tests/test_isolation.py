@@ -6,7 +6,11 @@ import asyncio
 import random
 from typing import Any
 
-from awm_envs import Environment
+import mcp
+import pytest
+from netutil import http_server
+
+from awm_envs import Environment, EnvPool
 from awm_envs.pool.remote import WorkerPool
 
 
@@ -62,3 +66,68 @@ def test_concurrent_instances_match_isolated_replays(library_env: Environment) -
                 replay.append((r.is_error, r.error_type, r.content))
             assert replay == results[i], f"instance {i} saw different results"
             assert alone.snapshot_sync() == images[i], f"instance {i} ended in a different state"
+
+
+def _replay(env: Environment, seed: int) -> tuple[list[Any], bytes]:
+    """What script ``seed`` gives on a fresh instance of its own: the serial truth."""
+    with env.instance() as alone:
+        out = []
+        for tool, args in _script(seed):
+            r = alone.call_tool_sync(tool, args)
+            out.append((r.is_error, r.error_type, r.content))
+        return out, alone.snapshot_sync()
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_envpool_rollouts_with_reused_instances_match_serial_replays(
+    library_env: Environment, workers: int
+) -> None:
+    """48 different rollouts through 6 recycled instances: each starts clean and ends as alone."""
+    n, size = 48, 6
+
+    async def run() -> list[tuple[list[Any], bytes]]:
+        async with EnvPool(library_env, size=size, workers=workers, call_timeout=30) as pool:
+
+            async def rollout(i: int) -> tuple[list[Any], bytes]:
+                async with pool.instance() as inst:
+                    out = []
+                    for tool, args in _script(i):
+                        r = await inst.call_tool(tool, args)
+                        out.append((r.is_error, r.error_type, r.content))
+                        await asyncio.sleep(0)
+                    return out, await inst.snapshot()
+
+            return list(await asyncio.gather(*(rollout(i) for i in range(n))))
+
+    results = asyncio.run(run())
+    assert len({image for _, image in results}) > 10  # the rollouts really diverged
+    for i, got in enumerate(results):
+        assert got == _replay(library_env, i), f"rollout {i} differs from its serial replay"
+
+
+def test_mcp_sessions_with_distinct_scripts_match_serial_replays(library_env: Environment) -> None:
+    """24 MCP clients over streamable HTTP at once, each its own script, each as if alone."""
+    n = 24
+
+    async def run() -> list[list[Any]]:
+        async with http_server(library_env) as (url, _directory):
+
+            async def session(i: int) -> list[Any]:
+                async with mcp.Client(f"{url}/i/rollout-{i}") as client:
+                    out = []
+                    for tool, args in _script(i):
+                        r = await client.call_tool(tool, args)
+                        out.append((r.is_error, r.structured_content, r.content[0].text))
+                    return out
+
+            return list(await asyncio.gather(*(session(i) for i in range(n))))
+
+    over_mcp = asyncio.run(run())
+    for i in range(n):
+        replay, _ = _replay(library_env, i)
+        assert [e for e, _, _ in over_mcp[i]] == [e for e, _, _ in replay], f"session {i}"
+        for (is_error, structured, text), (_, _, content) in zip(over_mcp[i], replay, strict=True):
+            if is_error:
+                assert text.strip(), f"session {i}: an error without a message"
+            else:
+                assert structured == content, f"session {i} saw another session's data"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import socket
 
 import pytest
 import uvicorn
+from netutil import free_port
 from rawmcp import RawMCPSession
 
 from awm_envs import Environment
@@ -19,12 +19,6 @@ pytestmark = pytest.mark.slow
 SESSIONS = 1000
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _sdk_sessions(app: object) -> dict[str, object] | None:
     """The SDK's own session table, reached the way the fast path reaches it."""
     fast = getattr(app, "fast", None)
@@ -33,7 +27,7 @@ def _sdk_sessions(app: object) -> dict[str, object] | None:
 
 def test_abandoned_sessions_are_released_after_the_idle_timeout(library_env: Environment) -> None:
     async def run() -> None:
-        port = _port()
+        port = free_port()
         # 5 s: a wave of 100 handshakes on a loaded 2-core CI machine can take over 2 s
         app, directory = build_http_app(library_env, idle_timeout=5.0)
         server = uvicorn.Server(

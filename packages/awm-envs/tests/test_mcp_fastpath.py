@@ -7,8 +7,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import mcp
+from netutil import http_server
 from rawmcp import RawMCPSession
-from test_mcp import http_server
 
 from awm_envs import Environment
 

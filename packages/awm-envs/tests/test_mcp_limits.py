@@ -22,8 +22,8 @@ import pytest
 import uvicorn
 from click.testing import CliRunner
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from netutil import free_port
 from rawmcp import RawMCPSession
-from test_mcp import _port
 
 from awm_core.models import ToolResult
 from awm_envs import Environment
@@ -43,7 +43,7 @@ INITIALIZE = {
 
 @contextlib.asynccontextmanager
 async def serving(app: Any) -> AsyncIterator[int]:
-    port = _port()
+    port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(
             app,
@@ -294,7 +294,7 @@ async def _wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
 def test_d_a_signal_stops_a_server_with_a_thousand_sessions_within_2s(
     library_path: Path, sig: signal.Signals
 ) -> None:
-    port = _port()
+    port = free_port()
     proc = _serve_subprocess(library_path, port)
     try:
 

@@ -25,6 +25,7 @@ import mcp
 import pytest
 from hostile import make_hostile_bundle
 from mcp import StdioServerParameters
+from netutil import free_port
 
 from awm_envs import EnvPool, load_environment
 from awm_envs.pool.remote import WorkerPool
@@ -134,12 +135,6 @@ def _cli(*args: str) -> list[str]:
 
 def _cli_env(**extra: str) -> dict[str, str]:
     return {**os.environ, "AWM_LOAD_PLUGINS": "envs", **extra}
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def _eventually(predicate: Callable[[], bool], timeout: float) -> bool:
@@ -378,7 +373,7 @@ def test_stdio_serve_honours_workers(sandbox_path: Path, tmp_path: Path) -> None
 @contextlib.asynccontextmanager
 async def _cli_server(path: Path, workers: int, **env: str) -> AsyncIterator[str]:
     """``awm envs serve PATH --port P --workers N`` in a subprocess; yields its /mcp URL."""
-    port = _port()
+    port = free_port()
     server = subprocess.Popen(
         _cli("envs", "serve", str(path), "--port", str(port), "--workers", str(workers)),
         env=_cli_env(**env),
@@ -424,7 +419,7 @@ def test_http_serve_with_workers_reports_an_app_py_that_loops_at_import(tmp_path
     looping = _import_hostile(tmp_path, "loop")
     started = time.monotonic()
     done = subprocess.run(
-        _cli("envs", "serve", str(looping), "--port", str(_port()), "--workers", "1"),
+        _cli("envs", "serve", str(looping), "--port", str(free_port()), "--workers", "1"),
         capture_output=True,
         text=True,
         timeout=60,

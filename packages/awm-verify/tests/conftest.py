@@ -23,13 +23,18 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from awm_core.llm.scripted_server import ScriptedOpenAIServer
 from awm_verify.sandbox import SandboxLimits, VerifierPool
+
+# helpers shared by several test modules (cases.py), importable without importing a test module
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 def make_image(script: str) -> bytes:

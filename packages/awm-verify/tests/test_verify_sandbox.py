@@ -369,8 +369,22 @@ def test_a_worker_killed_from_outside_is_replaced_on_the_next_job(orders_images)
 
 
 def test_pool_is_safe_to_use_from_many_threads(pool, orders_images):
+    """24 different jobs on 6 threads: each gets its own verdict and evidence, as serially."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from awm_core.plugins import load_plugins
+
+    load_plugins()  # the registry's own first-use race is tests/test_concurrency.py's
+    unchanged = (orders_images[0], orders_images[0])
+    jobs = [(orders_images if k % 3 else unchanged, NATIVE, f"answer {k}") for k in range(24)]
+
+    def job(j: tuple[tuple[bytes, bytes], str, str]) -> tuple[object, ...]:
+        r = run(pool, j[0], j[1], final_answer=j[2])
+        return (r.ok, r.complete, r.evidence)
+
     with ThreadPoolExecutor(6) as ex:
-        results = list(ex.map(lambda _: run(pool, orders_images, NATIVE), range(24)))
-    assert all(r.ok and r.complete for r in results)
+        concurrent = list(ex.map(job, jobs))
+    serial = [job(j) for j in jobs]
+    assert {c for _, c, _ in serial} == {True, False}
+    assert concurrent == serial
+    assert [e["answer"] for _, _, e in concurrent] == [f"answer {k}" for k in range(24)]
