@@ -137,5 +137,7 @@ def test_mixed_verifiers_on_eight_threads_match_their_serial_verdicts() -> None:
     # the jobs really differ: both verdicts and all three signatures occur
     assert {r[1] for r in serial} == {True, False, None}
     assert {r[2] for r in serial} == {"native", "verify_task_completion", "verify_task"}
-    mismatched = [(k, c, s) for k, (c, s) in enumerate(zip(concurrent, serial, strict=True)) if c != s]
+    mismatched = [
+        (k, c, s) for k, (c, s) in enumerate(zip(concurrent, serial, strict=True)) if c != s
+    ]
     assert not mismatched, f"{len(mismatched)} of 48 concurrent verdicts differ: {mismatched[:3]}"

@@ -15,6 +15,11 @@ the line before its opening fence:
     not run here, for the stated reason (network, a GPU, a model endpoint, a
     dataset, or a slow command covered by the named test).
 
+Where a reader relies on what a block prints, one or more lines right after its
+closing fence say so, ``<!-- doc-test-expect: TEXT -->``: TEXT must appear in
+what the block's commands print (stdout), so a documented command that runs but
+prints something else fails.
+
 A block without a marker fails :func:`test_every_copyable_block_is_marked`, so
 a new snippet cannot be added untested by accident. ``uv run`` in front of a
 command is dropped (the tests already run inside the workspace environment);
@@ -46,6 +51,7 @@ DOCS = sorted(
 )
 COPYABLE = {"", "bash", "sh", "shell", "console", "python", "py", "toml"}
 CI_MARKERS = ("<!-- main-command -->", "<!-- test-command -->")
+EXPECT = re.compile(r"<!--\s*doc-test-expect:\s*(?P<text>.+?)\s*-->")
 MARKER = re.compile(r"<!--\s*doc-test(?::\s*(?P<mode>serve|skip)\b\s*(?P<reason>.*?))?\s*-->")
 BIN = Path(sys.executable).parent
 
@@ -59,10 +65,12 @@ class Block:
     lang: str
     text: str
     marker: str | None  # "run", "serve", "skip", "ci" or None
+    expect: tuple[str, ...] = ()  # texts its output must contain (doc-test-expect lines)
 
     @property
     def where(self) -> str:
-        return f"{self.path.relative_to(ROOT)}:{self.line}"
+        path = self.path.relative_to(ROOT) if self.path.is_relative_to(ROOT) else self.path
+        return f"{path}:{self.line}"
 
 
 def parse_blocks(path: Path) -> list[Block]:
@@ -87,7 +95,13 @@ def parse_blocks(path: Path) -> list[Block]:
                 marker = "skip-without-reason"
         elif before in CI_MARKERS:
             marker = "ci"
-        blocks.append(Block(path, i + 1, fence.group(1), "\n".join(lines[i + 1 : j]), marker))
+        expect: list[str] = []
+        k = j + 1
+        while k < len(lines) and (found_expect := EXPECT.fullmatch(lines[k].strip())):
+            expect.append(found_expect.group("text"))
+            k += 1
+        text = "\n".join(lines[i + 1 : j])
+        blocks.append(Block(path, i + 1, fence.group(1), text, marker, tuple(expect)))
         i = j + 1
     return blocks
 
@@ -140,7 +154,17 @@ def prepare_inputs(tmp: Path) -> None:
         memory.close()
 
 
+def check_output(block: Block, printed: str) -> None:
+    """Every ``doc-test-expect`` text of the block appears in what it printed."""
+    missing = [text for text in block.expect if text not in printed]
+    assert not missing, (
+        f"{block.where}: the docs promise output containing {missing}, "
+        f"but the block printed:\n{printed[-3000:]}"
+    )
+
+
 def run_shell(block: Block, cwd: Path, env: dict[str, str]) -> None:
+    printed = ""
     for command in command_lines(block):
         done = subprocess.run(
             ["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
@@ -149,6 +173,8 @@ def run_shell(block: Block, cwd: Path, env: dict[str, str]) -> None:
             f"{block.where}: `{command}` exited {done.returncode}\n"
             f"stdout:\n{done.stdout[-2000:]}\nstderr:\n{done.stderr[-3000:]}"
         )
+        printed += done.stdout
+    check_output(block, printed)
 
 
 def run_python(block: Block, cwd: Path, env: dict[str, str]) -> None:
@@ -161,6 +187,7 @@ def run_python(block: Block, cwd: Path, env: dict[str, str]) -> None:
         f"{block.where}: the Python snippet exited {done.returncode}\n"
         f"stdout:\n{done.stdout[-2000:]}\nstderr:\n{done.stderr[-3000:]}"
     )
+    check_output(block, done.stdout)
 
 
 def run_server(command: str, where: str, cwd: Path, env: dict[str, str]) -> None:
@@ -233,6 +260,29 @@ def test_the_marker_parser_finds_markers(tmp_path: Path) -> None:
         "```bash\nawm envs list\n```\n"
     )
     assert [b.marker for b in parse_blocks(doc)] == ["run", "skip", None]
+
+
+def test_expected_output_is_parsed_and_enforced(tmp_path: Path) -> None:
+    doc = tmp_path / "x.md"
+    doc.write_text(
+        "<!-- doc-test -->\n```bash\necho hello world\n```\n"
+        "<!-- doc-test-expect: hello -->\n<!-- doc-test-expect: world -->\n"
+        "<!-- doc-test -->\n```bash\necho goodbye\n```\n<!-- doc-test-expect: hello -->\n"
+    )
+    good, bad = parse_blocks(doc)
+    assert good.expect == ("hello", "world") and bad.expect == ("hello",)
+    env = {**os.environ}
+    run_shell(good, tmp_path, env)
+    with pytest.raises(AssertionError, match="promise output containing"):
+        run_shell(bad, tmp_path, env)
+
+
+def test_the_docs_pin_the_output_readers_rely_on() -> None:
+    """The README's everyday commands carry expectations, and none hangs on an unrun block."""
+    pinned = [b for b in ALL_BLOCKS if b.expect]
+    assert all(b.marker == "run" for b in pinned), [b.where for b in pinned if b.marker != "run"]
+    readme = [b for b in pinned if b.path == ROOT / "README.md"]
+    assert len(readme) >= 4, [b.where for b in readme]
 
 
 RUN_DOCS = sorted({b.path for b in ALL_BLOCKS if b.marker in ("run", "serve")}, key=str)

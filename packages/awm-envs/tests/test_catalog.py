@@ -100,10 +100,3 @@ def test_seed_generator_is_reproducible(env_dir: Path) -> None:
     finally:
         sys.path.remove(str(generator.parent))
     assert rendered == (env_dir / "seed.sql").read_text(), "re-run the generator: seed.sql is stale"
-
-
-def test_catalog_ships_in_the_wheel() -> None:
-    # hatch packages everything under src/awm_envs, catalog data included, unless excluded
-    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
-    assert 'packages = ["src/awm_envs"]' in pyproject
-    assert "exclude" not in pyproject.split("[tool.hatch.build.targets.wheel]")[1]
