@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -266,18 +265,6 @@ def test_read_only_commands_import_neither_fastapi_nor_sqlalchemy() -> None:
     assert imported_by("envs", "call", "--help") == set()
 
 
-def test_awm_help_starts_fast() -> None:
-    best = min(_timed([AWM, "--help"]) for _ in range(3))
-    # the target is 0.5 s on the reference machine; a loaded CI runner gets twice that
-    assert best < 1.0, f"awm --help took {best:.2f} s"
-
-
-def _timed(argv: list[str]) -> float:
-    started = time.perf_counter()
-    subprocess.run(argv, capture_output=True, check=True, timeout=60)
-    return time.perf_counter() - started
-
-
 def test_serve_answers_initialize_then_calls_a_tool() -> None:
     bench = Path(__file__).resolve().parent.parent / "packages/awm-envs/benchmarks"
     sys.path.insert(0, str(bench))
@@ -286,8 +273,8 @@ def test_serve_answers_initialize_then_calls_a_tool() -> None:
     finally:
         sys.path.remove(str(bench))
     initialized, called = time_serve("shop")
+    # how fast (targets: initialize 1.5 s, --help 0.5 s) is bench_startup.py's, in nox -s perf
     assert 0 < initialized <= called
-    assert initialized < 6.0, f"initialize took {initialized:.2f} s"  # target 1.5 s, unloaded
 
 
 def test_catalog_tools_json_matches_the_routes() -> None:

@@ -25,7 +25,14 @@ from awm_core.llm.scripted import ScriptedBackend
 from awm_core.llm.serve import build_backend_app
 from awm_core.models import Message
 
-pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
+
+@pytest.fixture(autouse=True, scope="module")
+def _mcpuniverse_venv_works() -> None:
+    """These tests are collected only where AWM_MCPU_PYTHON names the benchmark's venv
+    (see conftest.py); a broken venv there fails them, it never skips them silently."""
+    problem = available()
+    if problem is not None:
+        pytest.fail(f"AWM_MCPU_PYTHON is set, but MCP-Universe cannot be driven: {problem}")
 
 
 @pytest.fixture(scope="module")

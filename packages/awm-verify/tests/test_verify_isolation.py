@@ -218,9 +218,7 @@ def test_envs_runs_untrusted_verifiers_sandboxed_even_without_awm_verify(
     runner = SandboxedVerifierRunner(cpu_s=0.5, wall_s=3)
     try:
         assert type(runner._pool).__name__ == "_NativeSandbox"
-        started = time.monotonic()
         spun = runner(module, "verify_spin", *orders_images, None)
-        assert time.monotonic() - started < 10
         assert spun.complete is False and "timeout" in (spun.error or "")
         ok = runner(module, "verify_ok", *orders_images, None)
         assert ok.complete is True and ok.error is None

@@ -14,6 +14,8 @@ afterwards, so tests never leak hook implementations into each other::
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -36,3 +38,38 @@ def register_plugin() -> Iterator[Callable[..., object]]:
     for plugin in reversed(added):
         if pm.is_registered(plugin):
             pm.unregister(plugin)
+
+
+def wait_until(
+    predicate: Callable[[], object],
+    *,
+    timeout: float = 30.0,
+    interval: float = 0.02,
+    what: str = "",
+) -> None:
+    """Poll ``predicate`` until it is true; fail after ``timeout`` seconds saying ``what``.
+
+    Tests wait for a condition instead of sleeping a fixed time: a fixed sleep is
+    too short on a busy runner and too long everywhere else. The timeout is a hang
+    guard, far above the expected wait, never a performance bound.
+    """
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"still not true after {timeout:g} s: {what or predicate!r}")
+        time.sleep(interval)
+
+
+async def await_until(
+    predicate: Callable[[], object],
+    *,
+    timeout: float = 30.0,
+    interval: float = 0.02,
+    what: str = "",
+) -> None:
+    """:func:`wait_until` for async tests: yields to the event loop between polls."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"still not true after {timeout:g} s: {what or predicate!r}")
+        await asyncio.sleep(interval)
