@@ -75,6 +75,24 @@ def test_history_aware_rows_one_per_assistant_turn(result: dict[str, Any]) -> No
     assert result["masks_ok"]  # loss mask = response mask, never empty
 
 
+def test_each_row_s_prompt_is_truncated_by_the_window_in_agent_loop_yaml(
+    result: dict[str, Any],
+) -> None:
+    """Row j's prompt shows the first exchange and the last ``history_window`` turns only."""
+    import yaml
+
+    (entry,) = yaml.safe_load((HERE.parent / "recipes" / "agent_loop.yaml").read_text())
+    window = int(entry["history_window"])
+    shown = result["assistant_turns_shown"]
+    longest = max(shown.values(), key=len)
+    # long enough that truncation happened: a window one larger would show one more turn
+    assert len(longest) >= window + 3, (window, shown)
+    base = longest[0]  # the generation prompt's own marker, if the template adds one
+    assert [c - base for c in longest] == [min(j, 1 + window) for j in range(len(longest))]
+    # the second-to-last row is a truncated one: it shows fewer turns than came before it
+    assert longest[-2] - base == 1 + window < len(longest) - 2
+
+
 def test_rewards_and_one_advantage_per_trajectory(result: dict[str, Any]) -> None:
     half = result["trajectories"] // 2
     assert result["rewards"] == [-1.0] * half + [1.0] * half

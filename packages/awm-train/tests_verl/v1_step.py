@@ -255,6 +255,14 @@ def main(model_dir: Path, data_dir: Path) -> dict[str, Any]:
             round(float(a), 5) for a, m in zip(adv, mask, strict=True) if m
         )
         rewards[session] = float(post["rm_scores"][i].sum())
+    # the assistant turns each row's prompt shows, by session in turn order: the history
+    # window configured in agent_loop.yaml must be what truncated them
+    tokenizer = trainer.tokenizer
+    shown: dict[str, list[tuple[int, int]]] = {}
+    for i in real:
+        session, turn = keys[i].rsplit("_", 1)
+        text = tokenizer.decode(pre["prompts"][i].tolist(), skip_special_tokens=False)
+        shown.setdefault(session, []).append((int(turn), text.count("<|im_start|>assistant")))
     uids = {keys[i].split("_", 1)[0] for i in real}
     rows_per_session = Counter(keys[i].rsplit("_", 1)[0] for i in real)
     return {
@@ -271,6 +279,7 @@ def main(model_dir: Path, data_dir: Path) -> dict[str, Any]:
         "rewards": sorted(rewards.values()),
         "session_advantages": {k: sorted(v) for k, v in session_adv.items()},
         "masks_ok": mask_ok,
+        "assistant_turns_shown": {k: [c for _, c in sorted(v)] for k, v in shown.items()},
         "max_logprob_diff": parity,
         "parameters_changed": changed,
         "parameters": len(before),
