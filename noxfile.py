@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import nox
 
@@ -11,7 +12,15 @@ nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = False
 
 PACKAGES = ["awm-core", "awm-envs", "awm-verify", "awm-synth", "awm-train", "awm-bench"]
-TEST_DEPS = ["pytest>=8.3,<10", "pytest-asyncio>=0.24,<2", "pytest-timeout>=2.3,<3"]
+# pytest-randomly: every run takes a new order (its seed is printed in the header, and
+# ``--randomly-seed=N`` replays an order, ``-p no:randomly`` turns it off), so a test
+# that only passes after another one cannot hide
+TEST_DEPS = [
+    "pytest>=8.3,<10",
+    "pytest-asyncio>=0.24,<2",
+    "pytest-timeout>=2.3,<3",
+    "pytest-randomly>=3.15,<6",
+]
 
 
 def _install_workspace(session: nox.Session, *extra: str) -> None:
@@ -38,6 +47,28 @@ def tests(session: nox.Session) -> None:
     session.install("-e", "packages/awm-envs[hub]")
     # --- end awm-envs hub
     session.run("pytest", *(session.posargs or []))
+
+
+@nox.session
+def isolated(session: nox.Session) -> None:
+    """Each test file alone in its own pytest process: no test leans on another file's state.
+
+    ``nox -s isolated`` runs them all (as long as the suite, plus a start-up per file);
+    ``nox -s isolated -- packages/awm-verify`` only the files under the given folders.
+    """
+    _install_workspace(session, "-e", "packages/awm-envs[ray]", "-e", "packages/awm-envs[hub]")
+    roots = session.posargs or ["tests", *(f"packages/{pkg}/tests" for pkg in PACKAGES)]
+    files = sorted(str(p) for root in roots for p in Path(root).rglob("test_*.py"))
+    if not files:
+        session.error(f"no test files under {roots}")
+    failed = []
+    for path in files:
+        try:
+            session.run("pytest", "-q", "-p", "no:randomly", path)
+        except nox.command.CommandFailed:
+            failed.append(path)
+    if failed:
+        session.error("these files fail when run alone: " + ", ".join(failed))
 
 
 MYPY_TARGETS = [f"packages/{pkg}/src" for pkg in PACKAGES]
