@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import venv
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# helpers shared by several test modules (attacks.py), importable without importing a test module
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 def _uv() -> str:

@@ -33,8 +33,16 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     awm = Path(sys.executable).with_name("awm")
     subprocess.run(
         # the long tasks (6+ reference calls): their rows outgrow the history window
-        [str(awm), "train", "prepare", "shop", "--complexity", "hard,very_hard",
-         "--out", str(root / "data")],  # fmt: skip
+        [
+            str(awm),
+            "train",
+            "prepare",
+            "shop",
+            "--complexity",
+            "hard,very_hard",
+            "--out",
+            str(root / "data"),
+        ],
         check=True,
         capture_output=True,
     )

@@ -23,7 +23,8 @@ def sandbox_command(as_json: bool, require_isolation: bool) -> None:
     /etc/passwd, write outside /tmp, reach the host's loopback or the
     internet, see API keys). See docs/security.md.
     """
-    from awm_envs.sandbox import ForkServer, IsolationUnavailable, detect
+    from awm_envs.sandbox import ForkServer, IsolationUnavailable, Limits, detect
+    from awm_envs.sandbox.cgroups import bound
 
     found = detect()
     try:
@@ -40,6 +41,7 @@ def sandbox_command(as_json: bool, require_isolation: bool) -> None:
         "bwrap": found.bwrap,
         "reason": found.reason,
         "template_start_ms": round(start_ms, 1),
+        "process_bound": bound(Limits().processes),
         "seen_from_inside": reply.get("seen", reply),
     }
     if as_json:
@@ -49,5 +51,6 @@ def sandbox_command(as_json: bool, require_isolation: bool) -> None:
     if found.bwrap:
         click.echo(f"bwrap:     {found.bwrap}")
     click.echo(f"sandbox start: {start_ms:.0f} ms")
+    click.echo(f"process bound: {report['process_bound']}")
     for what, outcome in report["seen_from_inside"].items():
         click.echo(f"  {what:<40} {outcome}")

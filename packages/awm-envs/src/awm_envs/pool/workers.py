@@ -34,9 +34,10 @@ PRELOAD = (
     "sqlalchemy.pool",
     "fastapi",
 )
-# RLIMIT_NPROC counts every process and thread of the user on the host (where it applies at
-# all: not for root); the PID namespace is what bounds a tool's children.
-WORKER_PROCESSES = 2048
+# Processes and threads one worker may have: its pids cgroup's limit where the host offers one
+# (root included), else RLIMIT_NPROC, which counts every process and thread of the host uid
+# and does not apply to root (docs/security.md, "process count").
+WORKER_PROCESSES = 512
 
 
 def import_timeout_default() -> float:

@@ -91,6 +91,10 @@ def main() -> None:
     os.close(devnull)
     limits = config.get("limits", {})
     apply_static_limits(limits, bool(config.get("nproc")))
+    # before anything generated is imported: the system calls no sandboxed code needs
+    from awm_envs.sandbox import seccomp
+
+    seccomp.confine_process()
     for name in config.get("preload", []):
         importlib.import_module(name)
     module_name, _, function = config["entry"].partition(":")

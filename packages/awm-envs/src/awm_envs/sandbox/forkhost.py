@@ -46,11 +46,15 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from awm_envs.sandbox import wire
+from awm_envs.sandbox import seccomp, wire
 from awm_envs.sandbox.boot import address_space_in_use, limit_memory
 from awm_envs.sandbox.exits import describe_exit
 
 Job = Callable[[dict[str, Any], list[bytes]], Any]
+# The first byte a spare writes on its reply pipe, as soon as it has the whole job: proof,
+# before the job's clock starts, that the spare was alive and runnable (not killed or
+# stopped from outside), so a damaged spare is never blamed on the job it was handed.
+ACK = b"\x06"
 # Warm children ready beyond the one running a job: a job arriving right after another finds
 # one whose warm-up (a few milliseconds of page faults) is already done.
 SPARES = 2
@@ -109,6 +113,9 @@ def serve_one(job: Job, warmup: Callable[[], Any] | None, jobs_in: int, out: int
     """The life of one forked child: warm up, wait for one job, run it, reply, exit."""
     os.setpgid(0, 0)
     _not_dumpable()  # a job running beside this spare cannot ptrace it or write its memory
+    # and cannot signal it: a job may signal its own process only (not a spare, the
+    # template or bubblewrap's init), whatever uid the sandbox runs as
+    seccomp.confine_signals(os.getpid())
     _warm_path(warmup)
     try:
         msg = wire.read_message(jobs_in)
@@ -117,6 +124,10 @@ def serve_one(job: Job, warmup: Callable[[], Any] | None, jobs_in: int, out: int
     if msg is None:
         os._exit(0)
     os.close(jobs_in)
+    try:
+        os.write(out, ACK)
+    except OSError:
+        os._exit(0)
     header, blobs = msg
     limits = header.pop("~limits", {})
     cpu = max(1, math.ceil(float(limits.get("cpu_s", 5.0))))
@@ -191,9 +202,9 @@ def reap_zombies() -> None:
 
 
 def clean_namespace(keep: set[int]) -> None:
-    """Kill every process in this PID namespace but ``keep``, and empty the private /tmp.
+    """Kill every process in this PID namespace but ``keep``; empty the private /tmp and /dev/shm.
 
-    Only for a template that is PID 2 of bubblewrap's namespace (PID 1 is its init).
+    Only for a template that is PID 1 of its own namespace (bubblewrap's ``--as-pid-1``).
     """
     keep = keep | {1, os.getpid()}
     for _ in range(3):
@@ -205,6 +216,7 @@ def clean_namespace(keep: set[int]) -> None:
                 os.kill(other, signal.SIGKILL)
         reap_zombies()
     _empty_tmp("/tmp", _mounted_under_tmp())
+    _empty_tmp("/dev/shm", frozenset())
 
 
 @functools.cache
@@ -247,6 +259,19 @@ def classify(code: int | None, limits: dict[str, Any], problem: str = "") -> dic
     return error("crash", f"the process running the code {describe_exit(code)}{detail}")
 
 
+def await_ack(fd: int, timeout: float) -> bool:
+    """Whether the spare on ``fd`` took its job (wrote :data:`ACK`) within ``timeout``."""
+    import select
+
+    ready, _, _ = select.select([fd], [], [], timeout)
+    if not ready:
+        return False
+    try:
+        return os.read(fd, 1) == ACK
+    except OSError:
+        return False
+
+
 def read_reply(fd: int, wall_s: float, cap: int) -> tuple[wire.Message | None, str]:
     """One message from a job's reply pipe within ``wall_s``; else why there is none."""
     try:
@@ -281,9 +306,12 @@ def run_in_fork(
         except (wire.ChannelClosed, TimeoutError, OSError) as exc:
             message, problem = None, f"it could not be handed the job ({exc})"
         else:
-            message, problem = read_reply(
-                replies_r, wall, int(lim.get("max_output_bytes", 1 << 26))
-            )
+            if await_ack(replies_r, wall):
+                message, problem = read_reply(
+                    replies_r, wall, int(lim.get("max_output_bytes", 1 << 26))
+                )
+            else:
+                message, problem = None, "it did not take the job"
     finally:
         os.close(jobs_w)
         os.close(replies_r)
@@ -306,8 +334,8 @@ class Template:
         self.warmup = warmup
         self.sock = socket.socket(fileno=fd)
         self.sock.setblocking(True)
-        # bubblewrap runs its own init as PID 1 and this process as PID 2 of a private
-        # namespace: then every PID but the spares' is something a job left behind.
+        # bubblewrap runs this process as PID 1 of a private namespace (``--as-pid-1``):
+        # then every PID but the spares' is something a job left behind.
         self.own_namespace = isolated and os.getpid() <= 2
         self.spares: dict[int, int] = {}  # spare id -> pid
         self.ids = 0
@@ -377,6 +405,7 @@ def _resolve(spec: str) -> tuple[Job, Any]:
 
 def main(fd: int, config: dict[str, Any]) -> None:
     """Entry point (see :mod:`awm_envs.sandbox.boot`): serve the host until it goes away."""
+    _not_dumpable()  # no job (same uid, no capabilities) may read or write this one's memory
     job, module = _resolve(config["job"])
     prepare = getattr(module, "sandbox_prepare", None)
     if callable(prepare):

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from awm_envs.sandbox import wire
-from awm_envs.sandbox.forkhost import classify, error, read_reply
+from awm_envs.sandbox.exits import describe_exit
+from awm_envs.sandbox.forkhost import await_ack, classify, error, read_reply
 from awm_envs.sandbox.isolation import Isolation, resolve
 from awm_envs.sandbox.limits import Limits
 from awm_envs.sandbox.process import SandboxProcess
@@ -54,6 +55,39 @@ class _TemplateGone(Exception):
     pass
 
 
+def _proc_field(pid: int, field: str) -> str:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def _find_in_namespace(root: int, inner_pid: int) -> int | None:
+    """The host pid of the descendant of ``root`` whose pid in its own namespace is ``inner_pid``."""
+    todo, seen = [root], 0
+    while todo and seen < 4096:
+        pid = todo.pop()
+        seen += 1
+        nspid = _proc_field(pid, "NSpid").split()
+        if pid != root and nspid and int(nspid[-1]) == inner_pid:
+            return pid
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+            except OSError:
+                continue
+    return None
+
+
 class ForkServer:
     """Runs ``job`` ("module:function") once per :meth:`run`, each time in a fresh fork.
 
@@ -84,6 +118,7 @@ class ForkServer:
         self.proc: SandboxProcess | None = None
         self.jobs = 0
         self.restarts = 0
+        self.damaged = 0  # spares found dead or stopped when handed a job (then retried)
         self.own_namespace = False
         self._reader = wire.FrameReader(max_frame=1 << 20)
         self._fds: deque[int] = deque()
@@ -107,6 +142,7 @@ class ForkServer:
             isolation=self.isolation,
             debug=self.debug,
             name=self.name,
+            tmp_bytes=self.limits.memory_bytes,  # what one job may write, like what it may map
         )
         self._reader = wire.FrameReader(max_frame=1 << 20)
         self._fds.clear()
@@ -209,6 +245,31 @@ class ForkServer:
         except (wire.ChannelClosed, TimeoutError, OSError) as exc:
             raise _TemplateGone(str(exc)) from None
 
+    # -- spares ----------------------------------------------------------------------------
+    def _await_ack(self, spare: _Spare, timeout: float) -> bool:
+        """Whether ``spare`` took its job; a spare found stopped or dead is given up at once."""
+        if await_ack(spare.replies_r, min(timeout, 0.05)):
+            return True
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._spare_state(spare) in ("stopped", "gone"):
+                return False
+            if await_ack(spare.replies_r, min(0.25, max(0.0, deadline - time.monotonic()))):
+                return True
+        return False
+
+    def _spare_state(self, spare: _Spare) -> str:
+        """The spare's state as the host's /proc shows it: running, stopped or gone."""
+        if self.proc is None:
+            return "gone"
+        found = _find_in_namespace(self.proc.pid, spare.pid)
+        if found is None:
+            return "gone" if self.own_namespace else "running"
+        state = _proc_field(found, "State")[:1]
+        if state in ("T", "t"):
+            return "stopped"
+        return "gone" if state in ("Z", "X", "") else "running"
+
     # -- jobs ------------------------------------------------------------------------------
     def run(
         self, header: dict[str, Any], blobs: Sequence[bytes] = (), limits: Limits | None = None
@@ -234,30 +295,52 @@ class ForkServer:
             self._until(lambda: unclean in self._codes, CONTROL_TIMEOUT_S)
             self._codes.pop(unclean, None)
             self._unclean = None
-        self._until(lambda: bool(self._spares), CONTROL_TIMEOUT_S)
-        spare = self._spares.popleft()
-        self.jobs += 1
         limits = lim.to_json()
-        try:
+        self.jobs += 1
+        for attempt in (1, 2):
+            self._until(lambda: bool(self._spares), CONTROL_TIMEOUT_S)
+            spare = self._spares.popleft()
+            taken = False
             try:
-                wire.write_message(spare.jobs_w, {**header, "~limits": limits}, blobs, lim.wall_s)
-            except (wire.ChannelClosed, TimeoutError, OSError) as exc:
-                message, problem = None, f"it could not be handed the job ({exc})"
-            else:
-                message, problem = read_reply(
-                    spare.replies_r, lim.wall_s, lim.max_output_bytes + 65536
-                )
-        finally:
-            spare.close()
-        self._send_done(spare)
-        if message is not None:
-            self._unclean = spare.id  # confirmed before the next job starts, off this one's path
-            return message
-        self._until(lambda: spare.id in self._codes, CONTROL_TIMEOUT_S)
-        code = self._codes.pop(spare.id, None)
-        if problem == "timeout":
-            return error_reply(
-                "timeout",
-                f"the code ran longer than its {lim.wall_s:g} s wall-clock limit and was killed",
-            ), []
-        return classify(code, limits, problem), []
+                try:
+                    wire.write_message(
+                        spare.jobs_w, {**header, "~limits": limits}, blobs, lim.wall_s
+                    )
+                except (wire.ChannelClosed, TimeoutError, OSError) as exc:
+                    message, problem = None, f"it could not be handed the job ({exc})"
+                else:
+                    taken = self._await_ack(spare, lim.wall_s)
+                    if taken:
+                        message, problem = read_reply(
+                            spare.replies_r, lim.wall_s, lim.max_output_bytes + 65536
+                        )
+                    else:
+                        message, problem = None, "it did not take the job"
+            finally:
+                spare.close()
+            self._send_done(spare)
+            if message is not None:
+                self._unclean = spare.id  # confirmed before the next job, off this one's path
+                return message
+            sid = spare.id
+            self._until(lambda sid=sid: sid in self._codes, CONTROL_TIMEOUT_S)
+            code = self._codes.pop(sid, None)
+            if not taken:
+                # the spare was dead or stopped before the job ran: damage from outside, never
+                # the job's doing; the template replaces it and the job runs once more
+                self.damaged += 1
+                if attempt == 1:
+                    continue
+                return error_reply(
+                    "crash",
+                    "the sandbox could not run the job: two warm spare processes in a row were "
+                    f"killed or stopped from outside before it started (last: {problem}"
+                    + (f"; it {describe_exit(code)})" if code is not None else ")"),
+                ), []
+            if problem == "timeout":
+                return error_reply(
+                    "timeout",
+                    f"the code ran longer than its {lim.wall_s:g} s wall-clock limit and was killed",
+                ), []
+            return classify(code, limits, problem), []
+        raise AssertionError("unreachable")

@@ -75,18 +75,71 @@ def _find_bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
+# The uid and gid generated code runs as inside its user namespace, whatever the host's
+# (root included): an unprivileged id with no capabilities, so nothing inside can ptrace,
+# mount, or write another sandboxed process's memory.
+SANDBOX_UID = 65534
+SANDBOX_GID = 65534
+# /dev/shm holds nothing generated code needs: a small capped tmpfs, emptied between jobs.
+SHM_BYTES = 16 * 1024 * 1024
+_MIN_TMP_BYTES = 64 * 1024 * 1024
+
+
+def _holds_awm(folder: str) -> list[str]:
+    """The awm package folders directly inside ``folder`` (``awm_envs``, ``awm_core``, ...)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(
+        os.path.join(folder, n)
+        for n in names
+        if n.startswith("awm_") and os.path.isfile(os.path.join(folder, n, "__init__.py"))
+    )
+
+
 def _interpreter_paths() -> list[str]:
-    """What the interpreter and every importable package live in (read-only inside)."""
+    """What the interpreter and every installed package live in (read-only inside).
+
+    Only installed code: the interpreter's prefixes and standard library, the
+    site-packages folders and what their ``.pth`` files add (editable installs).
+    Never the script's folder, the working directory or ``PYTHONPATH`` entries,
+    which hold a project's own files (a ``.env`` with an API key, say); where awm
+    itself is only importable from such a folder, just its ``awm_*`` package
+    folders are granted, not the folder around them.
+    """
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     paths.update(p for p in sysconfig.get_paths().values() if p)
-    # sys.path, less the script folder / working directory ('' or cwd): bundles and job
-    # data are granted explicitly, never by where the host happened to be started
-    never = {os.getcwd(), "/", "/tmp", tempfile.gettempdir(), os.path.expanduser("~")}
-    paths.update(p for p in sys.path if p and os.path.abspath(p) not in never)
     paths.add(os.path.dirname(os.path.realpath(sys.executable)))
+    for entry in _installed_sys_path():
+        paths.add(entry)
+    for entry in _user_sys_path():
+        paths.update(_holds_awm(entry))  # awm run from a checkout through PYTHONPATH
     # both spellings: a venv's ``bin/python`` is a symlink into the base interpreter
     existing = {p for p in paths if os.path.exists(p)}
     return sorted(existing | {os.path.realpath(p) for p in existing})
+
+
+def _user_sys_path() -> list[str]:
+    """``sys.path`` entries that come from where the host was started, not from an install:
+    the script's folder or working directory (``sys.path[0]``), ``PYTHONPATH``, the home
+    folder, the temporary folder and ``/``."""
+    user = {os.getcwd(), "/", "/tmp", tempfile.gettempdir(), os.path.expanduser("~")}
+    user.update(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+    if sys.path and sys.path[0]:
+        user.add(sys.path[0])  # the script's folder ('' or cwd for -c and -m)
+    main = sys.modules.get("__main__")
+    script = getattr(main, "__file__", None)
+    if script:
+        user.add(os.path.dirname(os.path.abspath(script)))
+    normal = {os.path.abspath(p) for p in user}
+    return [p for p in sys.path if p and os.path.abspath(p) in normal]
+
+
+def _installed_sys_path() -> list[str]:
+    """``sys.path`` entries that are installed code (site-packages and what ``.pth`` adds)."""
+    user = {os.path.abspath(p) for p in _user_sys_path()}
+    return [p for p in sys.path if p and os.path.abspath(p) not in user]
 
 
 def _prune(paths: Iterable[str]) -> list[str]:
@@ -99,27 +152,68 @@ def _prune(paths: Iterable[str]) -> list[str]:
     return out
 
 
+@functools.cache
+def _bwrap_help(bwrap: str) -> str:
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout + done.stderr
+
+
 def bwrap_argv(
     bwrap: str,
     *,
     ro_paths: Sequence[str | os.PathLike[str]] = (),
     rw_paths: Sequence[str | os.PathLike[str]] = (),
     env: dict[str, str],
+    tmp_bytes: int = 0,
 ) -> list[str]:
-    """The ``bwrap ...`` prefix for one sandboxed process."""
+    """The ``bwrap ...`` prefix for one sandboxed process.
+
+    ``tmp_bytes`` caps the private ``/tmp`` (at least 64 MiB; 0 leaves it uncapped):
+    tmpfs pages are memory outside ``RLIMIT_AS``, so the cap is what bounds them.
+    """
+    features = _bwrap_help(bwrap)
     argv = [
         bwrap,
         "--unshare-all",  # net, pid, ipc, uts, cgroup, user (where allowed)
+        # a user namespace always (also when started by root, where --unshare-all would keep
+        # uid 0 and nearly every capability), mapped to an unprivileged id, every capability
+        # dropped, and no nested user namespace to win them back in
+        "--unshare-user",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_GID),
+        "--cap-drop",
+        "ALL",
+    ]
+    if "--disable-userns" in features:
+        argv.append("--disable-userns")
+    argv += [
+        # the sandboxed interpreter is PID 1 of its namespace, with no bubblewrap init beside
+        # it: the kernel delivers no signal from inside the namespace to PID 1 that it has no
+        # handler for (SIGKILL and SIGSTOP never), and no other process there is left to
+        # attack through /proc/PID/mem
+        "--as-pid-1",
         "--die-with-parent",
         "--new-session",  # no TIOCSTI into the host's terminal
         "--clearenv",
         "--proc",
         "/proc",
+        # a private /dev with null, zero, full, random, urandom (and tty), read-only, so it
+        # is no store shared between jobs; /dev/shm a small capped tmpfs, emptied between jobs
         "--dev",
         "/dev",
-        "--tmpfs",
-        "/tmp",
     ]
+    sized = "--size" in features
+    if sized:
+        argv += ["--size", str(SHM_BYTES)]
+    argv += ["--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    if sized and tmp_bytes > 0:
+        argv += ["--size", str(max(tmp_bytes, _MIN_TMP_BYTES))]
+    argv += ["--tmpfs", "/tmp"]
     for d in _SYSTEM_DIRS:
         if os.path.islink(d):
             argv += ["--symlink", os.readlink(d), d]
@@ -134,7 +228,7 @@ def bwrap_argv(
     for key, value in env.items():
         argv += ["--setenv", key, value]
     # the root is bwrap's own tmpfs, holding the mount points: read-only too, so the only
-    # writable place is /tmp (wiped between jobs) and what rw_paths grants
+    # writable places are /tmp and /dev/shm (both wiped between jobs) and what rw_paths grants
     argv += ["--remount-ro", "/", "--chdir", "/tmp", "--"]
     return argv
 
@@ -209,6 +303,8 @@ __all__ = [
     "REQUIRE_ENV",
     "Isolation",
     "IsolationUnavailable",
+    "SANDBOX_GID",
+    "SANDBOX_UID",
     "bwrap_argv",
     "detect",
     "resolve",

@@ -34,13 +34,88 @@ def _write_home() -> None:
         f.write("x")
 
 
+def _status_fields() -> dict[str, str]:
+    try:
+        with open("/proc/self/status") as f:
+            return {k: v.strip() for k, v in (ln.split(":", 1) for ln in f if ":" in ln)}
+    except OSError:
+        return {}
+
+
+def _others() -> list[int]:
+    """Other processes this one can see (the template, spares, bubblewrap's init)."""
+    me = os.getpid()
+    try:
+        return sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != me)
+    except OSError:
+        return []
+
+
+def _write_other_memory() -> None:
+    others = _others()
+    if not others:
+        raise ProcessLookupError("no other process is visible")
+    for pid in others:
+        with open(f"/proc/{pid}/mem", "r+b") as f:  # must fail for every one of them
+            f.write(b"")
+
+
+def _signal_others() -> None:
+    others = _others()
+    if not others:
+        raise ProcessLookupError("no other process is visible")
+    for pid in others:
+        os.kill(pid, 0)  # signal 0: the permission check alone, nothing is delivered
+
+
+def _libc_call(name: str, *args: Any) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if getattr(libc, name)(*args) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def _ptrace_attach() -> None:
+    others = _others()
+    if not others:
+        raise ProcessLookupError("no other process is visible")
+    for pid in others:
+        _libc_call("ptrace", 16, pid, None, None)  # PTRACE_ATTACH
+
+
+def _unshare() -> None:
+    _libc_call("unshare", 0x10000000)  # CLONE_NEWUSER
+
+
+def _mount() -> None:
+    _libc_call("mount", b"none", b"/tmp", b"tmpfs", 0, None)
+
+
+def _chroot() -> None:
+    os.chroot("/tmp")
+
+
 def inspect(header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
     """What the sandbox looks like from inside."""
+    from awm_envs.sandbox import seccomp
+
+    status = _status_fields()
     seen = {
+        "uid (inside)": status.get("Uid", "?").split()[0] if status.get("Uid") else "?",
+        "effective capabilities": status.get("CapEff", "?"),
+        "seccomp": seccomp.seccomp_line(),
         "read /etc/passwd": _try(_read_passwd),
         "write outside /tmp": _try(_write_home),
         "connect to 127.0.0.1 (host loopback)": "blocked" if _loopback_is_private() else "allowed",
         "connect to the internet": _try(_connect_outside),
+        "write another process's memory": _try(_write_other_memory),
+        "ptrace another process": _try(_ptrace_attach),
+        "signal another process": _try(_signal_others),
+        "unshare a user namespace": _try(_unshare),
+        "mount": _try(_mount),
+        "chroot": _try(_chroot),
         "environment variables": sorted(os.environ),
         "pid": os.getpid(),
     }

@@ -26,12 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from awm_envs.sandbox import wire
+from awm_envs.sandbox.cgroups import PidsCgroup
 from awm_envs.sandbox.exits import describe_exit
 from awm_envs.sandbox.isolation import Isolation, bwrap_argv, resolve
 from awm_envs.sandbox.limits import Limits
 
 BOOT = Path(__file__).with_name("boot.py")
 CHANNEL_FD = 3
+# Processes a sandbox needs beyond what its code may start: bubblewrap's init, the
+# interpreter itself, a template's warm spares and the helper libseccomp runs at start-up.
+_PROCESS_OVERHEAD = 8
 
 # What sandboxed code may see of the host's environment: nothing secret.
 _KEPT_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
@@ -75,7 +79,8 @@ class SandboxProcess:
     copies), ``rw_paths`` read-write; everything else of the host's file system
     is invisible under bubblewrap. ``preload`` modules are imported before the
     memory limit is measured, so ``limits.memory_bytes`` is headroom for the
-    code itself.
+    code itself. The private ``/tmp`` is capped at ``tmp_bytes`` (default: the
+    memory limit), so files written there are bounded like memory is.
     """
 
     def __init__(
@@ -91,6 +96,7 @@ class SandboxProcess:
         require_isolation: bool | None = None,
         debug: bool = False,
         name: str = "awm-sandbox",
+        tmp_bytes: int | None = None,
     ) -> None:
         self.entry = entry
         self.limits = limits or Limits()
@@ -117,12 +123,21 @@ class SandboxProcess:
         if self.isolation.isolated:
             assert self.isolation.bwrap is not None
             argv = [
-                *bwrap_argv(self.isolation.bwrap, ro_paths=ro_paths, rw_paths=rw_paths, env=env),
+                *bwrap_argv(
+                    self.isolation.bwrap,
+                    ro_paths=ro_paths,
+                    rw_paths=rw_paths,
+                    env=env,
+                    tmp_bytes=self.limits.memory_bytes if tmp_bytes is None else tmp_bytes,
+                ),
                 *argv,
             ]
+        # the process-count bound that holds for root as well (RLIMIT_NPROC does not)
+        self.cgroup = PidsCgroup.create(self.limits.processes + _PROCESS_OVERHEAD)
         try:
             self.proc = _spawn(
                 argv,
+                preexec_fn=self.cgroup.join if self.cgroup is not None else None,
                 stdin=subprocess.DEVNULL,
                 stdout=None if debug else subprocess.DEVNULL,
                 stderr=None if debug else subprocess.DEVNULL,
@@ -168,6 +183,8 @@ class SandboxProcess:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
         self.returncode = self.proc.returncode
+        if self.cgroup is not None and self.returncode is not None:
+            self.cgroup.remove()
         with contextlib.suppress(OSError):
             self.sock.close()
 

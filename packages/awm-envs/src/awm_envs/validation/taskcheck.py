@@ -249,6 +249,14 @@ def _validate_task(
     for c in checks:
         if c.verifier_error:
             problems.append(f"{c.kind}: verifier error: {c.verifier_error}")
+        elif not c.ok:  # every failed task says why, not only through its booleans
+            said, wanted = (
+                ("complete", "not complete") if c.complete else ("not complete", "complete")
+            )
+            problems.append(f"{c.kind}: the verifier said {said} after the {c.description}; "
+                            f"it should be {wanted}")  # fmt: skip
+    if not wrong:
+        problems.append("no plausible wrong trajectory could be built to show it is rejected")
 
     validation = TaskValidation(
         env_id=env_id,

@@ -1,0 +1,136 @@
+"""System-call filters for sandboxed processes (seccomp, through libseccomp).
+
+Why, on top of an unprivileged uid with no capabilities: the kernel calls that
+reach another process or the kernel itself are the ones a sandbox escape would
+chain, and none of them is needed by tool code or a verifier. Two filters:
+
+* :func:`confine_process`, installed by every sandboxed interpreter before it
+  imports anything generated: ``ptrace``, ``process_vm_readv/writev``,
+  ``mount``/``umount2``, ``unshare``, ``setns``, ``pivot_root``, ``chroot``,
+  ``bpf``, ``perf_event_open``, ``kexec_*``, module loading, ``keyctl``,
+  ``userfaultfd`` and their kin fail with ``EPERM``.
+* :func:`confine_signals`, installed by each forked job before it runs: signals
+  may go to the job's own process and nowhere else, so a job cannot stop or
+  kill the warm spares waiting beside it, its template, or bubblewrap's init
+  (filters stack: the first one stays in force).
+
+Both fail with ``EPERM`` instead of killing the process, so generated code that
+probes gets a clear Python error. Where libseccomp is missing (not Linux, a
+minimal image), :func:`status` says so and ``awm envs sandbox`` reports it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+from typing import Any
+
+DENIED: tuple[str, ...] = (
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "mount",
+    "umount2",
+    "mount_setattr",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsmount",
+    "fspick",
+    "unshare",
+    "setns",
+    "pivot_root",
+    "chroot",
+    "bpf",
+    "perf_event_open",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "userfaultfd",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "acct",
+    "quotactl",
+    "syslog",
+    "settimeofday",
+    "clock_settime",
+    "iopl",
+    "ioperm",
+    "lookup_dcookie",
+    "uselib",
+)
+# Signal-sending calls whose first argument is the target process (group) id.
+_SIGNAL_TO_PID = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+# Signal-sending calls a job never needs at all.
+_SIGNAL_DENIED = ("tkill", "pidfd_send_signal", "pidfd_open", "pidfd_getfd")
+
+_state = "not installed"
+
+
+def _library() -> Any:
+    """pyseccomp (libseccomp through ctypes), or the reason it cannot be used."""
+    try:
+        import pyseccomp
+    except Exception as exc:  # ImportError, or OSError/AttributeError when libseccomp is absent
+        return f"libseccomp unavailable ({type(exc).__name__}: {exc})"
+    return pyseccomp
+
+
+def _deny(flt: Any, lib: Any, names: tuple[str, ...], *args: Any) -> None:
+    for name in names:
+        # not a system call on this architecture or kernel: nothing to refuse
+        with contextlib.suppress(RuntimeError, ValueError, OSError):
+            flt.add_rule(lib.ERRNO(errno.EPERM), name, *args)
+
+
+def confine_process() -> str:
+    """Install the process-wide filter (irreversible); returns the state for reports."""
+    global _state
+    lib = _library()
+    if isinstance(lib, str):
+        _state = lib
+        return _state
+    flt = lib.SyscallFilter(lib.ALLOW)
+    _deny(flt, lib, DENIED)
+    flt.load()  # sets no_new_privs too (libseccomp's default), as an unprivileged load needs
+    _state = f"on ({len(DENIED)} calls refused)"
+    return _state
+
+
+def confine_signals(pid: int) -> None:
+    """Let this process (``pid``, the caller) signal only itself from now on."""
+    lib = _library()
+    if isinstance(lib, str):
+        return
+    flt = lib.SyscallFilter(lib.ALLOW)
+    _deny(flt, lib, _SIGNAL_TO_PID, lib.Arg(0, lib.NE, pid))
+    _deny(flt, lib, _SIGNAL_DENIED)
+    flt.load()
+
+
+def status() -> str:
+    """What :func:`confine_process` did in this process."""
+    return _state
+
+
+def seccomp_line() -> str:
+    """The kernel's own account (``Seccomp:`` / ``Seccomp_filters:`` of /proc/self/status)."""
+    try:
+        with open("/proc/self/status") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+    except OSError:
+        return "unknown"
+    mode = {"0": "off", "1": "strict", "2": "filter"}.get(fields.get("Seccomp", "").strip(), "?")
+    filters = fields.get("Seccomp_filters", "").strip()
+    return f"{mode} ({filters} filters)" if filters else mode
+
+
+__all__ = ["DENIED", "confine_process", "confine_signals", "seccomp_line", "status"]
