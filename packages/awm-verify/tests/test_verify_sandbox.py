@@ -388,3 +388,53 @@ def test_pool_is_safe_to_use_from_many_threads(pool, orders_images):
     assert {c for _, c, _ in serial} == {True, False}
     assert concurrent == serial
     assert [e["answer"] for _, _, e in concurrent] == [f"answer {k}" for k in range(24)]
+
+
+# --------------------------------------------------------------------------- real generated code
+
+AWM1K_STYLE = """
+import sqlite3
+import time
+import random
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+def verify_task_completion(initial_db_path, final_db_path, final_answer=None):
+    started = time.time()
+    conn = sqlite3.connect(final_db_path)
+    status = conn.execute("SELECT status FROM orders WHERE id = 2").fetchone()[0]
+    conn.close()
+    stamp = datetime(2025, 3, 14, 12, tzinfo=ZoneInfo("America/New_York"))
+    random.seed(0)
+    ok = status == "cancelled" and stamp.utcoffset().total_seconds() == -4 * 3600
+    return {"result": "complete" if ok and time.time() >= started else "others"}
+"""
+
+
+def test_official_pipeline_verifiers_may_use_time_zoneinfo_and_random(pool, orders_images):
+    """The AWM-1K release's verifiers import time and zoneinfo: pure, and now allowed."""
+    done = run(pool, orders_images, AWM1K_STYLE)
+    assert done.ok, done.error
+    assert done.signature == "verify_task_completion" and done.complete is True
+    not_done = run(pool, (orders_images[0], orders_images[0]), AWM1K_STYLE)
+    assert not_done.ok and not_done.complete is False
+
+
+@pytest.mark.parametrize(
+    ("module", "because"),
+    [
+        ("subprocess", "cannot start processes"),
+        ("socket", "have no network"),
+        ("shutil", "read only the two databases"),
+        ("ctypes", "interpreter's internals"),
+    ],
+)
+def test_process_network_and_file_modules_are_refused_saying_why(
+    pool, orders_images, module: str, because: str
+):
+    body = f"import {module}\n" + NATIVE
+    result = run(pool, orders_images, body)
+    assert result.error is not None and result.error.kind == VerifierErrorKind.FORBIDDEN
+    assert f"import of {module!r} is not allowed" in result.error.message
+    assert because in result.error.message
+    still_serves(pool, orders_images)

@@ -20,6 +20,7 @@ two database images as blobs; "paths": two read-only files), ``paths``,
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -236,6 +237,12 @@ def _warm_up() -> None:
     re.compile(r"\d+").findall("a1b22")
     statistics.median([1, 2, 3])
     statistics.mean([1.0, 2.0])
+    import time
+    import zoneinfo
+
+    time.strftime("%Y", time.gmtime(0))
+    with contextlib.suppress(Exception):
+        zoneinfo.ZoneInfo("UTC")
     "x".encode("idna")
     f"{1.5}"
 

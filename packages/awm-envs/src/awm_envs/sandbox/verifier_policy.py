@@ -66,8 +66,56 @@ ALLOWED_IMPORTS = frozenset(
         "uuid",
         "abc",
         "os",  # a proxy exposing only os.path (official verifiers check paths)
+        # pure standard-library modules real generated verifiers use (AWM-1K imports time
+        # and zoneinfo): the OS layer is the boundary, refusing them would buy nothing
+        "time",
+        "zoneinfo",
+        "random",
+        "secrets",
+        "array",
+        "struct",
+        "pprint",
+        "reprlib",
+        "html",
+        "csv",
+        "contextlib",
+        "graphlib",
+        "ipaddress",
+        "warnings",
+        "weakref",
+        "traceback",
+        "keyword",
+        "shlex",
+        "fnmatch",
+        "colorsys",
+        "hmac",
+        "zlib",
+        "codecs",
     }
 )
+# Why a module outside the list is refused, for the few kinds a verifier might reach for:
+# the message names the reason and what to do instead, not just "not allowed".
+_REFUSED_BECAUSE = {
+    **dict.fromkeys(
+        ("subprocess", "multiprocessing", "signal", "pty", "_posixsubprocess", "concurrent",
+         "threading", "_thread", "asyncio", "resource"),
+        "verifiers cannot start processes or threads",
+    ),
+    **dict.fromkeys(
+        ("socket", "_socket", "ssl", "urllib", "http", "ftplib", "smtplib", "poplib", "imaplib",
+         "requests", "httpx", "select", "selectors"),
+        "verifiers have no network",
+    ),
+    **dict.fromkeys(
+        ("shutil", "tempfile", "pathlib", "glob", "io", "_io", "mmap", "fcntl", "pickle",
+         "_pickle", "marshal", "zipfile", "tarfile", "gzip", "bz2", "lzma"),
+        "verifiers read only the two databases they are given, through their connections or paths",
+    ),
+    **dict.fromkeys(
+        ("ctypes", "_ctypes", "importlib", "zipimport", "sys", "builtins", "gc", "posix"),
+        "verifiers cannot reach the interpreter's internals",
+    ),
+}  # fmt: skip
 
 _REMOVED_BUILTINS = ("exec", "eval", "compile", "input", "breakpoint", "help", "exit", "quit")
 
@@ -220,6 +268,23 @@ STATE = _State()
 STDLIB_DIR = os.path.dirname(os.__file__) + os.sep
 
 
+def _tz_dirs() -> tuple[str, ...]:
+    """Where ``zoneinfo`` reads time-zone files (read-only, like the standard library)."""
+    import zoneinfo
+
+    dirs = [os.path.join(os.path.abspath(p), "") for p in zoneinfo.TZPATH]
+    try:
+        import tzdata  # type: ignore[import-not-found, unused-ignore]
+
+        dirs.append(os.path.join(os.path.dirname(os.path.abspath(tzdata.__file__)), ""))
+    except ImportError:
+        pass
+    return tuple(dirs)
+
+
+_TZ_DIRS = _tz_dirs()
+
+
 def _violate(what: str) -> SandboxViolation:
     msg = f"verifier sandbox: {what} is not allowed in verifier code"
     if len(STATE.violations) < 20:
@@ -262,7 +327,7 @@ def _check_event(event: str, args: tuple[Any, ...]) -> None:
         if writing:
             raise _violate(f"opening {path!r} for writing")
         full = os.path.abspath(path)
-        if full in STATE.allowed_files or full.startswith(STDLIB_DIR):
+        if full in STATE.allowed_files or full.startswith((STDLIB_DIR, *_TZ_DIRS)):
             return
         raise _violate(f"reading {path!r} (only the two database copies may be read)")
     if event == "sqlite3.connect":
@@ -370,8 +435,10 @@ def _restricted_import(
 ) -> types.ModuleType:
     top = name.partition(".")[0]
     if level != 0 or top not in ALLOWED_IMPORTS:
+        because = _REFUSED_BECAUSE.get(top)
+        why = f" ({because})" if because else ""
         raise ForbiddenImportError(
-            f"verifier sandbox: import of {name!r} is not allowed; verifiers may import "
+            f"verifier sandbox: import of {name!r} is not allowed{why}; verifiers may import "
             f"only: {', '.join(sorted(ALLOWED_IMPORTS))}"
         )
     if top in _PROXIES:
