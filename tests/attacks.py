@@ -120,6 +120,12 @@ ROUTE = (
 def debug_attack(marker: str, secret_paths: str = "") -> dict:
     """Run the attack; ``secret_paths`` is a comma-separated list."""
     return run_attack(__import__, [p for p in secret_paths.split(",") if p], marker)
+
+
+@app.get("/debug/environ", operation_id="debug_environ")
+def debug_environ() -> dict:
+    """The environment the tool code runs with (a sandbox's is scrubbed)."""
+    return {"environ": dict(__import__("os").environ)}
 '''
 )
 

@@ -141,6 +141,39 @@ def test_hostile_tool_code_in_a_worker_reaches_nothing(tmp_path: Path) -> None:
     assert_contained(seen, processes=WORKER_PROCESSES)
 
 
+def test_hostile_tool_code_on_the_ray_backend_runs_in_the_same_sandbox(tmp_path: Path) -> None:
+    """Scaling out keeps the OS layer: the tool runs in a sandboxed worker inside the actor."""
+    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+    ray = pytest.importorskip("ray", reason="the Ray backend needs the awm-envs[ray] extra")
+    from awm_envs import EnvPool
+    from awm_envs.pool.workers import WORKER_PROCESSES
+
+    bundle = attack_bundle(tmp_path)
+
+    async def run() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with EnvPool(
+            bundle, size=2, workers=1, backend="ray", call_timeout=120, memory_limit=MEMORY
+        ) as pool:
+            attacker, bystander = await pool.acquire_many(2)
+            environ = await attacker.call_tool("debug_environ", {})
+            r = await attacker.call_tool("debug_attack", {"secret_paths": "", "marker": "m"})
+            assert not r.is_error, r.content
+            ok = await bystander.call_tool("get_book", {"book_id": 1})
+            assert not ok.is_error, ok.content
+            return dict(r.content), dict(environ.content)
+
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        seen, environ = asyncio.run(run())
+    finally:
+        ray.shutdown()
+    assert seen["visible"] == []  # PID 1 of its own namespace, not a process of Ray's
+    assert_contained(seen, processes=WORKER_PROCESSES)
+    # the scrubbed environment of a sandbox, not the actor's (Ray's variables, the host's keys)
+    assert environ["environ"].get("AWM_INSIDE_SANDBOX") == "1", environ
+    assert not any(k.startswith("RAY_") for k in environ["environ"]), environ
+
+
 def test_secrets_beside_the_host_script_and_on_its_pythonpath_stay_invisible(
     tmp_path: Path,
 ) -> None:
@@ -277,4 +310,4 @@ def test_the_same_attacks_hold_for_an_unprivileged_user() -> None:
     tail = (done.stdout + done.stderr)[-4000:]
     assert done.returncode == 0, tail
     summary = done.stdout.strip().splitlines()[-1]
-    assert "4 passed" in summary and "skipped" not in summary, summary
+    assert "5 passed" in summary and "skipped" not in summary, summary

@@ -30,7 +30,7 @@ class EnvPool:
     size), and the bundle's ``app.py`` is never imported in this process; an
     instance whose worker crashed is recreated from the template on its next
     call, which says so once. ``backend="ray"`` hosts them in Ray actors instead, spread
-    over the cluster's nodes (``workers=0`` there means one actor per cluster
+    over the cluster's nodes, each running the same sandboxed worker (``workers=0`` there means one actor per cluster
     CPU, at most ``size``; ``ray_options`` go to the actors, e.g.
     ``{"num_cpus": 0.5, "memory": 2**30}``); see :mod:`awm_envs.pool.ray_backend`.
     """
@@ -80,7 +80,10 @@ class EnvPool:
             ref = self.env_ref.path if isinstance(self.env_ref, Environment) else self.env_ref
             actors = self.workers if self.workers > 0 else default_actor_count(self.size)
             self.worker_pool = RayWorkerPool(
-                actors, call_timeout=self.call_timeout, actor_options=self.ray_options
+                actors,
+                call_timeout=self.call_timeout,
+                actor_options=self.ray_options,
+                memory_limit=self.memory_limit,  # each actor's sandboxed worker, as above
             )
             await self.worker_pool.start()
             # one create per actor at a time, all actors in parallel

@@ -14,9 +14,12 @@ driver, put in Ray's object store, and written to a node-local temporary
 folder by each actor that needs it, so other nodes need ``awm-envs``
 installed but not the bundle files.
 
-What differs from the process backend: no address-space limit inside the
-actor (``RLIMIT_AS`` would also cap Ray's own runtime in that process); Ray's
-memory monitor and the actor's ``memory`` option take that role.
+Scaling out does not drop isolation: each actor runs the environment code in
+a sandboxed worker process of its own (:class:`~awm_envs.sandbox.SandboxProcess`,
+the same one the process backend uses: bubblewrap, an unprivileged uid,
+seccomp, a pids cgroup, the address-space limit ``memory_limit``) and relays
+requests to it; the actor itself never imports a bundle's ``app.py``. A worker
+that dies takes its actor with it, so Ray's own failure path replaces both.
 
 Requires the ``ray`` extra: ``pip install 'awm-envs[ray]'``.
 """
@@ -27,6 +30,7 @@ import asyncio
 import contextlib
 import os
 import secrets
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +49,8 @@ from awm_envs.pool.host import (
 )
 from awm_envs.pool.shipping import bundle_digest, bundle_files
 from awm_envs.pool.worker_main import WorkerState, answer
-from awm_envs.pool.workers import DEFAULT_CALL_TIMEOUT_S, SETUP_TIMEOUT_S
+from awm_envs.pool.workers import DEFAULT_CALL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT, SETUP_TIMEOUT_S
+from awm_envs.sandbox import wire
 
 DEFAULT_ACTOR_OPTIONS: dict[str, Any] = {"num_cpus": 1, "scheduling_strategy": "SPREAD"}
 
@@ -71,14 +76,75 @@ def _ray() -> Any:
 _digest = bundle_digest  # the content key of a shipped bundle (same as the process backend's)
 
 
-class SandboxActor:
-    """The body of one Ray actor: a :class:`WorkerState` and the bundles written to this node.
+class _SandboxedWorker:
+    """A sandboxed worker process driven synchronously from inside a Ray actor.
 
-    Ray runs one method at a time on an actor (the default), which is the
-    same one-request-at-a-time contract as a worker process.
+    The same worker entry, limits and wire protocol as the process backend's
+    workers (:mod:`awm_envs.pool.worker_main`); bundles are shipped to it over
+    the channel and written to its private ``/tmp``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, memory_limit: int | None) -> None:
+        from awm_envs.pool.workers import PRELOAD, START_TIMEOUT_S, WORKER_ENTRY, WORKER_PROCESSES
+        from awm_envs.sandbox import Limits, SandboxProcess, resolve
+
+        isolation = resolve()
+        self.scratch = None if isolation.isolated else tempfile.mkdtemp(prefix="awm-ray-worker-")
+        self.proc = SandboxProcess(
+            WORKER_ENTRY,
+            limits=Limits(
+                memory_bytes=memory_limit or 0, open_files=1024, processes=WORKER_PROCESSES
+            ),
+            preload=PRELOAD,
+            config={"root": self.scratch or "/tmp/awm-bundles"},
+            isolation=isolation,
+            name="awm-ray-worker",
+        )
+        ready = self.proc.recv(START_TIMEOUT_S)
+        if ready is None or not ready[0].get("ready"):
+            self.proc.kill()
+            raise WorkerDied(f"the sandboxed worker did not start (it {self.proc.exit_reason()})")
+
+    def request(self, op: str, args: tuple[Any, ...]) -> tuple[bool, Any]:
+        """One request to the worker: ``(True, value)`` or ``(False, message)``.
+
+        A worker that is gone takes the actor down with it (Ray then reports the
+        actor lost and the driver replaces it), exactly as a dead worker process
+        is replaced by the process backend.
+        """
+        from awm_envs.pool.workers import _encode_request
+
+        header, blobs = _encode_request(op, args)
+        try:
+            self.proc.send(header, blobs, timeout=SETUP_TIMEOUT_S)
+            message = self.proc.recv(None)
+        except (wire.ChannelClosed, wire.ProtocolError, OSError, TimeoutError):
+            message = None
+        if message is None:
+            os._exit(1)  # the sandboxed worker died: so does this actor (see above)
+        reply, out = message
+        if not reply.get("ok"):
+            return (False, str(reply.get("error", "the worker refused the request")))
+        if reply.get("blob"):
+            return (True, (reply["value"], out[0]) if "value" in reply else out[0])
+        return (True, reply.get("value"))
+
+    def close(self) -> None:
+        self.proc.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+class SandboxActor:
+    """The body of one Ray actor: a sandboxed worker process and the bundles shipped to it.
+
+    Ray runs one method at a time on an actor (the default), which is the
+    same one-request-at-a-time contract as a worker process. ``sandboxed=False``
+    hosts the instances in the actor's own process instead (trusted bundles).
+    """
+
+    def __init__(self, memory_limit: int | None = None, sandboxed: bool = True) -> None:
+        self.worker = _SandboxedWorker(memory_limit) if sandboxed else None
         self.state = WorkerState()
         self.local: dict[str, str] = {}
         self.root = Path(tempfile.mkdtemp(prefix="awm-ray-bundles-"))
@@ -88,15 +154,23 @@ class SandboxActor:
         return os.getpid(), _ray().get_runtime_context().get_node_id()
 
     def materialize(self, key: str, files: dict[str, bytes]) -> str:
-        """Write a shipped bundle under this actor's folder once; return its local path."""
+        """Hand a shipped bundle to the worker (or write it under this actor's folder) once."""
         local = self.local.get(key)
-        if local is None:
-            folder = self.root / key
-            for name, data in files.items():
-                target = folder / name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
-            local = self.local[key] = str(folder)
+        if local is not None:
+            return local
+        if self.worker is not None:
+            names = [[name, len(data)] for name, data in files.items()]
+            ok, value = self.worker.request("ship", (key, key, names, b"".join(files.values())))
+            if not ok:
+                raise WorkerRequestError(value)
+            local = self.local[key] = key  # the worker names it by its key
+            return local
+        folder = self.root / key
+        for name, data in files.items():
+            target = folder / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        local = self.local[key] = str(folder)
         return local
 
     def handle(self, op: str, args: tuple[Any, ...]) -> tuple[bool, Any]:
@@ -106,6 +180,8 @@ class SandboxActor:
             if local is None:
                 return (False, f"bundle {args[0]} was not shipped to this actor")
             args = (local, *args[1:])
+        if self.worker is not None:
+            return self.worker.request(op, tuple(args))
         return answer(self.state, op, args)
 
 
@@ -145,9 +221,13 @@ class RayWorkerPool(InstanceHost):
         *,
         call_timeout: float = DEFAULT_CALL_TIMEOUT_S,
         actor_options: dict[str, Any] | None = None,
+        memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+        sandboxed: bool = True,
     ) -> None:
         if workers < 1:
             raise ValueError("a Ray worker pool needs at least one actor")
+        self.memory_limit = memory_limit
+        self.sandboxed = sandboxed
         ray = _ray()
         self.size = workers
         self.call_timeout = call_timeout
@@ -191,7 +271,7 @@ class RayWorkerPool(InstanceHost):
     def _spawn(self, index: int) -> RayWorkerHandle:
         actor = self._actor_class.options(
             name=f"awm-worker-{secrets.token_hex(4)}-{index}", **self.actor_options
-        ).remote()
+        ).remote(self.memory_limit, self.sandboxed)
         return RayWorkerHandle(index=index, actor=actor)
 
     async def _locate(self, w: RayWorkerHandle) -> None:
