@@ -412,10 +412,28 @@ def _check_port(host: str, port: int) -> None:
 )
 @click.option(
     "--workers",
-    default=0,
-    show_default=True,
+    default=None,
     type=click.IntRange(min=0),
-    help="Run tool code in N sandboxed worker processes (0: in this process, trusted code only; see docs/security.md).",
+    help="Run tool code in N sandboxed worker processes. Default: 0 (in this process) for the "
+    "shipped catalog, 1 for any other bundle; see docs/security.md.",
+)
+@click.option(
+    "--run-untrusted-code-in-process",
+    "in_process",
+    is_flag=True,
+    help="With --workers 0, import a bundle from outside the catalog into this process: its "
+    "app.py can then read your files and API keys. Only for code you wrote or reviewed.",
+)
+@click.option(
+    "--token",
+    default=None,
+    help="Require 'Authorization: Bearer TOKEN' on every HTTP request (also AWM_MCP_TOKEN). "
+    "Needed for a --host other than loopback, unless --no-auth.",
+)
+@click.option(
+    "--no-auth",
+    is_flag=True,
+    help="Serve beyond loopback without a token (a network where every peer is trusted).",
 )
 @click.option(
     "--call-timeout",
@@ -439,27 +457,44 @@ def serve_command(
     idle_timeout: float,
     max_sessions: int,
     rate_limit: float,
-    workers: int,
+    workers: int | None,
+    in_process: bool,
+    token: str | None,
+    no_auth: bool,
     call_timeout: float,
     shared_instance: bool,
     catalogs: list[Path],
 ) -> None:
     """Serve ENV over MCP: --stdio, or streamable HTTP at http://HOST:PORT/mcp (one instance per session).
 
-    Without --workers (0) app.py runs inside this process: only for code you
-    trust, such as the shipped catalog. With --workers N the tool code runs in N
-    sandboxed worker processes (no network, no host files, no API keys) and
-    app.py is never imported here. What each mode contains: docs/security.md.
-    HTTP clients that cannot keep a session name an instance in the path,
-    /mcp/i/{id}, or use --shared-instance.
+    The shipped catalog runs inside this process by default; any other bundle
+    runs in a sandboxed worker (no network, no host files, no API keys) and its
+    app.py is never imported here. --workers N sets the number of workers.
+    Beyond loopback every request needs the --token (or pass --no-auth). What
+    each mode contains: docs/security.md. HTTP clients that cannot keep a
+    session name an instance in the path, /mcp/i/{id}, or use --shared-instance.
     """
     import asyncio
 
+    from awm_envs.pool.preflight import trusted
     from awm_envs.runtime.environment import load_environment
+    from awm_envs.serve.guard import AuthRequired, resolve_token
     from awm_envs.serve.mcp_server import SHUTDOWN_DEADLINE_S, serve_http, serve_stdio
 
+    try:
+        required_token = None if stdio else resolve_token(host, token, no_auth)
+    except AuthRequired as exc:
+        raise click.UsageError(str(exc)) from None
     # found now; without workers (trusted code) app.py is imported here on first use
     e = load_environment(env, catalog=catalogs)
+    if workers is None:
+        workers = 0 if trusted(e.path) else 1
+    elif workers == 0 and not trusted(e.path) and not in_process:
+        raise click.UsageError(
+            f"{e.path} is not a bundle of the shipped catalog, so its app.py runs in a sandboxed "
+            "worker (the default, --workers 1). To import it into this process instead, where "
+            "it can read your files and API keys, add --run-untrusted-code-in-process."
+        )
     announce = lambda p: click.echo(  # noqa: E731
         f"serving {e.id} at http://{host}:{p}/mcp (and /mcp/i/{{id}})", err=True
     )
@@ -502,6 +537,7 @@ def serve_command(
                     rate_limit=rate_limit,
                     exit_deadline=SHUTDOWN_DEADLINE_S,  # SIGTERM: gone within 2 s
                     shared_instance=shared_instance,
+                    token=required_token,
                 )
         finally:
             if pool is not None:

@@ -69,6 +69,7 @@ def build_http_app(
     tools: list[ToolSpec] | None = None,
     rate_limit: float = DEFAULT_RATE_LIMIT,
     shared_instance: bool = False,
+    token: str | None = None,
 ) -> tuple[Any, InstanceDirectory]:
     """The streamable-HTTP ASGI app (``/mcp`` and ``/mcp/i/{id}``) and its instance directory.
 
@@ -82,7 +83,8 @@ def build_http_app(
     against). The returned app has ``limits`` (a :class:`SessionLimits`, or
     None) and ``rate`` (a :class:`RateLimiter`, or None). ``shared_instance``: every
     session uses one instance (see :class:`InstanceDirectory`); ``/mcp/i/{id}`` is
-    unchanged.
+    unchanged. ``token``: every request must carry ``Authorization: Bearer <token>``
+    (401 otherwise; see :mod:`awm_envs.serve.guard`).
     """
     if max_sessions is not None and max_sessions < 0:
         raise ValueError("max_sessions must be a number of sessions (0: no cap)")
@@ -115,7 +117,7 @@ def build_http_app(
         starlette_app.router.lifespan_context, directory, limits, rate, idle_timeout
     )
     fast = _FastToolCalls(server, directory, idle_timeout) if fast_path else None
-    router = _InstancePathRouter(starlette_app, "/mcp", directory, fast, limits, rate)
+    router = _InstancePathRouter(starlette_app, "/mcp", directory, fast, limits, rate, token)
     return router, directory
 
 
@@ -198,11 +200,13 @@ async def serve_http(
     shutdown_grace: float = SHUTDOWN_GRACE_S,
     exit_deadline: float | None = None,
     shared_instance: bool = False,
+    token: str | None = None,
 ) -> None:
     """Serve streamable HTTP with uvicorn until cancelled or signalled.
 
-    ``max_sessions``, ``idle_timeout``, ``rate_limit``, ``shared_instance``: see
-    :func:`build_http_app`.
+    ``max_sessions``, ``idle_timeout``, ``rate_limit``, ``shared_instance``, ``token``:
+    see :func:`build_http_app`. Connections that send their headers or body too
+    slowly are dropped (:class:`~awm_envs.serve.guard.TimedHttpToolsProtocol`).
     On SIGTERM/SIGINT, requests in flight get ``shutdown_grace`` seconds and
     then every session is closed. ``exit_deadline`` is for a process that
     only serves (``awm envs serve``): if the shutdown is still running that
@@ -219,7 +223,10 @@ async def serve_http(
         max_sessions=max_sessions,
         rate_limit=rate_limit,
         shared_instance=shared_instance,
+        token=token,
     )
+    from awm_envs.serve.guard import TimedHttpToolsProtocol
+
     # httptools parses requests with less CPU than h11 when it is installed ("auto" picks it);
     # the access log is off: at thousands of calls/s it costs more than it tells
     config = uvicorn.Config(
@@ -229,6 +236,7 @@ async def serve_http(
         log_level="warning",
         lifespan="on",
         access_log=False,
+        http=TimedHttpToolsProtocol,  # header/body read deadlines: no half-open connections
         # without it, a request that never completes (an open stream) holds shutdown forever
         timeout_graceful_shutdown=shutdown_grace,  # type: ignore[arg-type]  # a float works
     )

@@ -16,6 +16,7 @@ from typing import Any
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from awm_envs.serve.fastpath import _FastToolCalls
+from awm_envs.serve.guard import MAX_BODY_BYTES, authorized, declared_length
 from awm_envs.serve.limits import _OPENING, RateLimiter, SessionLimits
 from awm_envs.serve.logs import _throttled
 from awm_envs.serve.sessions import INSTANCE_SCOPE_KEY, InstanceDirectory
@@ -65,8 +66,10 @@ class _InstancePathRouter:
         fast: _FastToolCalls | None = None,
         limits: SessionLimits | None = None,
         rate: RateLimiter | None = None,
+        token: str | None = None,
     ) -> None:
         self.app = app
+        self.token = token
         self.directory = directory
         self.fast = fast
         self.limits = limits if limits is not None and limits.enabled else None
@@ -89,6 +92,22 @@ class _InstancePathRouter:
             )
 
     async def _handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if self.token is not None and not authorized(scope, self.token):
+            await _send_error(
+                send,
+                401,
+                -32001,
+                "unauthorized: this server requires 'Authorization: Bearer <token>' "
+                "(the token given to awm envs serve with --token or AWM_MCP_TOKEN)",
+                headers=((b"www-authenticate", b'Bearer realm="awm"'),),
+            )
+            return
+        length = declared_length(scope)
+        if length is not None and length > MAX_BODY_BYTES:
+            await _send_error(
+                send, 413, -32600, f"request body too large ({length} > {MAX_BODY_BYTES} bytes)"
+            )
+            return
         if self.rate is not None:
             client = scope.get("client")
             address = client[0] if client else ""
@@ -179,10 +198,15 @@ class _InstancePathRouter:
         await _send_error(send, 429, -32000, message, headers=((b"retry-after", retry),))
 
     async def _refuse_sessionless(self, receive: Any, send: Any) -> None:
-        chunks = []
+        chunks, size = [], 0
         while True:
             message = await receive()
-            chunks.append(message.get("body", b""))
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:  # read no further than the cap (a body without a length)
+                await _send_error(send, 413, -32600, f"request body over {MAX_BODY_BYTES} bytes")
+                return
+            chunks.append(chunk)
             if not message.get("more_body"):
                 break
         try:
