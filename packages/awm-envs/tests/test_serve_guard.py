@@ -119,9 +119,9 @@ def test_every_request_body_is_capped_before_it_is_read(
             # chunked, no length: read up to the cap, then refused
             chunk = b"x" * (1 << 20)
             head = (
-                f"POST /mcp HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
-                f"mcp-protocol-version: 2099-01-01\r\ntransfer-encoding: chunked\r\n\r\n"
-            ).encode()
+                b"POST /mcp HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                b"mcp-protocol-version: 2099-01-01\r\ntransfer-encoding: chunked\r\n\r\n"
+            )
             body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(10))
             answer = await _raw(port, head + body, read_timeout=30)
             assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
