@@ -181,3 +181,33 @@ def test_export_then_import_round_trips_tasks_and_verifiers(imported, tmp_path: 
     initial = inst.snapshot_sync()
     inst.call_tool_sync("borrow_book", {"book_id": 2})
     assert run_verifier(env, env.tasks[0], initial, inst.snapshot_sync()).complete is True
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"gen_scenario.jsonl": b"\x98\xff\x00garbage" * 50}, "is not a JSON-lines text file"),
+        (
+            {"gen_scenario.jsonl": b'{"name": "shop", "description": "d"}\n',
+             "gen_tasks.jsonl": bytes(range(256))},
+            "gen_tasks.jsonl is not a JSON-lines text file",
+        ),
+        ({"gen_scenario.jsonl": b'{"foo": 1}\n[1, 2]\n'}, "names no scenario (1 object rows"),
+        ({"gen_scenario.jsonl": b"not json\n"}, "names no scenario (no JSON object rows)"),
+    ],
+)  # fmt: skip
+def test_import_awm_answers_garbage_with_one_line_and_a_nonzero_status(
+    tmp_path: Path, files: dict[str, bytes], expected: str
+) -> None:
+    from click.testing import CliRunner
+
+    from awm_envs.cli.awm1k import import_awm_command
+
+    release = tmp_path / "release"
+    release.mkdir()
+    for name, data in files.items():
+        (release / name).write_bytes(data)
+    out = CliRunner().invoke(import_awm_command, [str(release), "--out", str(tmp_path / "o")])
+    assert out.exit_code == 1, out.output
+    assert expected in out.output
+    assert isinstance(out.exception, SystemExit), out.exception  # a clean exit, no traceback

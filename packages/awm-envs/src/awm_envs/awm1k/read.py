@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from awm_core.errors import AWMError
 from awm_envs.awm1k.verifier_code import OfficialVerifier, detect
 
 FILES = {
@@ -27,6 +28,10 @@ FILES = {
     "verifier_sql": "gen_verifier.jsonl",
     "verifier_code": "gen_verifier.pure_code.jsonl",
 }
+
+
+class ReleaseError(AWMError, ValueError):
+    """The folder is not an AWM-1K release awm can read (its message is one line, for the CLI)."""
 
 
 def normalize_scenario_name(name: str) -> str:
@@ -63,8 +68,17 @@ class OfficialScenario:
 def _read_jsonl(path: Path, problems: list[ImportProblem]) -> Iterable[dict[str, Any]]:
     if not path.is_file():
         return []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReleaseError(
+            f"{path} is not a JSON-lines text file (byte {exc.start} is not UTF-8): "
+            "an AWM-1K release holds gen_*.jsonl files of JSON objects, one per line"
+        ) from None
+    except OSError as exc:
+        raise ReleaseError(f"{path} cannot be read: {exc.strerror or exc}") from None
     rows = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -85,12 +99,21 @@ def read_release(folder: Path) -> tuple[dict[str, OfficialScenario], list[Import
     if not (folder / FILES["scenario"]).is_file():
         raise FileNotFoundError(f"{folder} has no {FILES['scenario']}: not an AWM release folder")
     scenarios: dict[str, OfficialScenario] = {}
-    for row in _read_jsonl(folder / FILES["scenario"], problems):
+    scenario_rows = list(_read_jsonl(folder / FILES["scenario"], problems))
+    for row in scenario_rows:
         name = normalize_scenario_name(str(row.get("name", "")))
         if name:
             scenarios[name] = OfficialScenario(
                 name=name, description=str(row.get("description", ""))
             )
+    if not scenarios:
+        seen = f"{len(scenario_rows)} object rows" if scenario_rows else "no JSON object rows"
+        keys = sorted({k for r in scenario_rows for k in r})[:8]
+        raise ReleaseError(
+            f"{folder / FILES['scenario']} names no scenario ({seen}"
+            + (f", with keys {keys}" if keys else "")
+            + "): each line must be a JSON object with a 'name' (and 'description')"
+        )
 
     def rows(kind: str) -> Iterable[tuple[OfficialScenario, dict[str, Any]]]:
         for row in _read_jsonl(folder / FILES[kind], problems):

@@ -15,6 +15,7 @@ from rich.table import Table
 from awm_envs.awm1k.convert import DEFAULT_REFERENCE_TIME
 from awm_envs.awm1k.export import export_awm
 from awm_envs.awm1k.importer import ImportResult, import_awm, totals
+from awm_envs.awm1k.read import ReleaseError
 
 
 @click.command(name="import-awm")
@@ -68,15 +69,18 @@ def import_awm_command(
         def tick(result: ImportResult) -> None:
             bar.update(task, advance=1, last=f"{result.scenario}: {result.status}")
 
-        results, problems = import_awm(
-            release,
-            out,
-            reference_time=reference_time,
-            workers=workers,
-            only=list(only) or None,
-            retry_failed=retry_failed,
-            progress=tick,
-        )
+        try:
+            results, problems = import_awm(
+                release,
+                out,
+                reference_time=reference_time,
+                workers=workers,
+                only=list(only) or None,
+                retry_failed=retry_failed,
+                progress=tick,
+            )
+        except (ReleaseError, FileNotFoundError) as exc:
+            raise click.ClickException(str(exc)) from None
     failed = [r for r in results if r.status == "failed"]
     if as_json:
         click.echo(
