@@ -406,6 +406,7 @@ def _resolve(spec: str) -> tuple[Job, Any]:
 def main(fd: int, config: dict[str, Any]) -> None:
     """Entry point (see :mod:`awm_envs.sandbox.boot`): serve the host until it goes away."""
     _not_dumpable()  # no job (same uid, no capabilities) may read or write this one's memory
+    seccomp.prepare_signal_filter()  # compiled once here, loaded by each spare
     job, module = _resolve(config["job"])
     prepare = getattr(module, "sandbox_prepare", None)
     if callable(prepare):
