@@ -318,8 +318,8 @@ def test_serve_help_says_in_process_is_for_trusted_code_only() -> None:
     from awm_envs.cli.main import envs
 
     text = " ".join(CliRunner().invoke(envs, ["serve", "--help"]).output.split())
-    assert "only for code you trust" in text
-    assert "trusted code only" in text
+    assert "any other bundle runs in a sandboxed worker" in text
+    assert "--run-untrusted-code-in-process" in text and "read your files and API keys" in text
     assert "docs/security.md" in text
 
 
