@@ -155,8 +155,14 @@ def adapters(session: nox.Session) -> None:
 
 @nox.session
 def perf(session: nox.Session) -> None:
-    """awm-envs benchmark (full sizes: 1,024 instances, 20,000 reset cycles, 64 MCP sessions) as JSON."""
-    session.install("-e", "packages/awm-core", "-e", "packages/awm-envs")
+    """The speed figures, each printed with its target (the unit suite asserts no wall time).
+
+    awm-envs at full sizes (1,024 instances, 20,000 reset cycles, 64 MCP sessions), start-up
+    (``awm --help``, MCP ``initialize``), the database diff and the verifier sandbox's overhead.
+    """
+    session.install(
+        "-e", "packages/awm-core", "-e", "packages/awm-envs", "-e", "packages/awm-verify"
+    )
     session.run(
         "python",
         "packages/awm-envs/benchmarks/bench_envs.py",
@@ -164,6 +170,9 @@ def perf(session: nox.Session) -> None:
         *session.posargs,
         env={"AWM_LOAD_PLUGINS": "envs"},
     )
+    session.run("python", "packages/awm-envs/benchmarks/bench_startup.py", "--json")
+    session.run("python", "packages/awm-verify/benchmarks/bench_diff.py")
+    session.run("python", "packages/awm-verify/benchmarks/bench_sandbox.py")
 
 
 # --- awm-envs AWM-1K interop (owned by the awm1k import/export): the official package.
