@@ -27,6 +27,7 @@ from hostile import make_hostile_bundle
 from mcp import StdioServerParameters
 from netutil import free_port
 
+from awm_core.testing import await_until
 from awm_envs import EnvPool, load_environment
 from awm_envs.pool.remote import WorkerPool
 from awm_envs.sandbox import detect
@@ -500,3 +501,24 @@ def test_a_bundle_copy_is_shipped_not_mounted(sandbox_path: Path, tmp_path: Path
                 assert seen.content == {"error": "FileNotFoundError"}  # host folders unseen
 
     asyncio.run(run())
+
+
+def test_a_worker_killed_from_outside_is_reported_as_such_not_as_the_call_s_crash(
+    sandbox_path: Path,
+) -> None:
+    async def run() -> tuple[str, str]:
+        async with EnvPool(sandbox_path, size=2, workers=1, call_timeout=60) as pool:
+            workers = pool.worker_pool
+            running, bystander = await pool.acquire_many(2)
+            call = asyncio.create_task(running.call_tool("debug_hang", {"seconds": 30}))
+            await await_until(lambda: workers.workers[0].inflight is not None, what="the call")
+            os.kill(workers.workers[0].proc.pid, signal.SIGKILL)  # from outside, mid-call
+            result = await call
+            told = await bystander.call_tool("get_book", {"book_id": 1})
+            assert result.is_error and told.is_error
+            return result.content, told.content
+
+    result, told = asyncio.run(run())
+    assert "killed from outside while it ran debug_hang" in result, result
+    assert "debug_hang crashed" not in result
+    assert "killed from outside" in told and "another instance's call to debug_hang" in told, told

@@ -156,6 +156,11 @@ async def _bundle_request(
         ) from None
 
 
+def _killed_from_outside(reason: str) -> bool:
+    """Whether a worker's death reads as a SIGKILL the host did not send (see ``describe_exit``)."""
+    return reason.startswith("killed (SIGKILL")
+
+
 class RemoteInstance:
     """An instance living in a sandbox worker (implements ``EnvSession``).
 
@@ -254,15 +259,28 @@ class RemoteInstance:
                 pool.call_timeout,
             )
         except WorkerDied:
+            # SIGKILL is not something a tool's Python code does to itself by accident: another
+            # process or the kernel's OOM killer did it, so the call it was running is not blamed
+            outside = w.failure is None and _killed_from_outside(await pool._death_reason(w))
             pool._on_failure(
                 w,
                 self.id,
-                f"another instance's call to {name} crashed the shared environment worker",
+                f"the shared environment worker was killed from outside while it ran another "
+                f"instance's call to {name}"
+                if outside
+                else f"another instance's call to {name} crashed the shared environment worker",
             )
             if self._notice is not None:  # it was someone else's doing
                 return await self._tell(name)
             self._lost = True
             reason = await pool._death_reason(w)
+            if outside:
+                return error_result(
+                    "environment_error",
+                    f"the environment worker was killed from outside while it ran {name} "
+                    f"(it {reason}); {name} is not known to have caused it. The worker was "
+                    "replaced and this instance was reset to its initial state",
+                )
             return error_result(
                 "environment_error",
                 f"{name} crashed the environment worker (it {reason}); the worker was replaced and "
