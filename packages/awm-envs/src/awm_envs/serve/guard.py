@@ -72,7 +72,7 @@ def declared_length(scope: dict[str, Any]) -> int | None:
     return None
 
 
-class TimedHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
+class TimedHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with header and body read deadlines.
 
     uvicorn closes idle keep-alive connections, but not one that opened and
@@ -84,7 +84,7 @@ class TimedHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
     header_timeout = HEADER_TIMEOUT_S
     body_timeout = BODY_TIMEOUT_S
 
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+    def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         self._awm_timer: Any = None
         self._arm(self.header_timeout)
