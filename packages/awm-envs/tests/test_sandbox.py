@@ -275,6 +275,20 @@ def test_awm_envs_sandbox_reports_what_code_inside_can_do() -> None:
     if detect().isolated:
         assert seen["read /etc/passwd"].startswith("blocked")
         assert seen["connect to the internet"].startswith("blocked")
+        # no privilege inside, whatever uid runs this test (CI: root)
+        assert seen["uid (inside)"] == "65534"
+        assert int(seen["effective capabilities"], 16) == 0
+        assert seen["seccomp"].startswith("filter")
+        for attack in (
+            "write another process's memory",
+            "ptrace another process",
+            "signal another process",
+            "unshare a user namespace",
+            "mount",
+            "chroot",
+        ):
+            assert seen[attack].startswith("blocked"), (attack, seen[attack])
+    assert report["process_bound"]
     refused = subprocess.run(
         [sys.executable, "-m", "awm_core.cli", "envs", "sandbox", "--require-isolation"],
         capture_output=True,
