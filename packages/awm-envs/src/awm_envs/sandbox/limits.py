@@ -17,10 +17,11 @@ class Limits:
     process already maps when the code starts (the interpreter and its
     pre-imported modules), so the same number means the same headroom for a
     verifier job that starts at 20 MB and a tool worker that starts at 120 MB.
-    ``cpu_s`` and ``wall_s`` apply to one job or one call; ``open_files`` and
-    ``processes`` are per process (``processes`` is enforced by ``RLIMIT_NPROC``
-    only where the kernel applies it, i.e. not for root; under bubblewrap the
-    private PID namespace is the real bound on escaping children).
+    ``cpu_s`` and ``wall_s`` apply to one job or one call; ``open_files`` is per
+    process. ``processes`` bounds a whole sandbox (a template with its jobs, or a
+    worker) through a pids cgroup where the host offers one, root included, and
+    otherwise each process through ``RLIMIT_NPROC``, which the kernel does not
+    apply to root (see :mod:`awm_envs.sandbox.cgroups` and docs/security.md).
     """
 
     cpu_s: float = 5.0
