@@ -11,10 +11,13 @@ so the OS layer alone has to hold.
 from __future__ import annotations
 
 import json
-import shutil
+import sys
 from pathlib import Path
 
-LIBRARY = Path(__file__).resolve().parents[1] / "packages/awm-envs/tests/fixtures/library"
+# the library fixture and its hostile-bundle builder live with awm-envs' tests
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packages/awm-envs/tests"))
+from hostile import make_hostile_bundle  # noqa: E402
+
 FILL_CEILING_MIB = 512  # stop filling a tmpfs here even where nothing caps it
 FORK_CEILING = 1000  # stop forking here even where nothing bounds it
 
@@ -137,11 +140,4 @@ def attack_args(secret_paths: list[str], marker: str) -> str:
 
 def attack_bundle(dest: Path, env_id: str = "attack_library") -> Path:
     """The library fixture with a ``debug_attack`` tool that runs the attack."""
-    target = dest / env_id
-    shutil.copytree(LIBRARY, target)
-    with (target / "app.py").open("a", encoding="utf-8") as fh:
-        fh.write(ROUTE)
-    manifest = json.loads((target / "manifest.json").read_text())
-    manifest["id"] = env_id
-    (target / "manifest.json").write_text(json.dumps(manifest, indent=2))
-    return target
+    return make_hostile_bundle(dest, env_id, routes=ROUTE)

@@ -50,12 +50,14 @@ def debug_write_then_fail(db: Session = Depends(get_db)) -> dict:
 '''
 
 
-def make_hostile_bundle(dest: Path, env_id: str = "hostile_library") -> Path:
-    """Copy the library fixture to ``dest`` and add the hostile routes."""
+def make_hostile_bundle(
+    dest: Path, env_id: str = "hostile_library", routes: str = HOSTILE_ROUTES
+) -> Path:
+    """Copy the library fixture to ``dest`` and add the hostile ``routes``."""
     target = dest / env_id
     shutil.copytree(LIBRARY, target)
     with (target / "app.py").open("a", encoding="utf-8") as fh:
-        fh.write(HOSTILE_ROUTES)
+        fh.write(routes)
     manifest = json.loads((target / "manifest.json").read_text())
     manifest["id"] = env_id
     (target / "manifest.json").write_text(json.dumps(manifest, indent=2))

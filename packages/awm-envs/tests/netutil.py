@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import AsyncIterator
+from typing import Any
 
 import uvicorn
 
@@ -22,10 +23,11 @@ def free_port() -> int:
 
 @contextlib.asynccontextmanager
 async def http_server(
-    env: Environment, idle_timeout: float = 60, fast_path: bool = True
+    env: Environment, idle_timeout: float = 60, fast_path: bool = True, **options: Any
 ) -> AsyncIterator[tuple[str, InstanceDirectory]]:
+    """awm's MCP app for ``env`` on a free loopback port (``options`` go to ``build_http_app``)."""
     port = free_port()
-    app, directory = build_http_app(env, idle_timeout=idle_timeout, fast_path=fast_path)
+    app, directory = build_http_app(env, idle_timeout=idle_timeout, fast_path=fast_path, **options)
     directory.app = app  # type: ignore[attr-defined]  # lets tests read app.fast.served
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")

@@ -5,37 +5,19 @@ official verifier (``awm envs call --save-db``)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import mcp
-import uvicorn
 from click.testing import CliRunner
-from netutil import free_port
+from netutil import http_server
 
 from awm_envs import Environment
-from awm_envs.serve.mcp_server import build_http_app
-from awm_envs.serve.sessions import InstanceDirectory
 
 
-@contextlib.asynccontextmanager
-async def serving(env: Environment, shared: bool) -> AsyncIterator[tuple[str, InstanceDirectory]]:
-    port = free_port()
-    app, directory = build_http_app(env, idle_timeout=60, shared_instance=shared)
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp", directory
-    finally:
-        server.should_exit = True
-        await task
+def serving(env: Environment, shared: bool):  # type: ignore[no-untyped-def]
+    return http_server(env, shared_instance=shared)
 
 
 async def _one_call_per_session(url: str, copy_id: int) -> tuple[bool, bool]:
