@@ -26,3 +26,20 @@ def test_cli_reference_covers_every_package_group() -> None:
         "awm plugins",
     ):
         assert f"## `{command}`" in text
+
+
+def test_cli_reference_does_not_depend_on_what_ran_before(repo_root: Path) -> None:
+    """click keeps the help option of the first context that asks: commands run on their own
+    (as tests do with CliRunner) must not turn ``-h, --help`` into ``--help`` in the doc."""
+    from click.testing import CliRunner
+
+    from awm_envs.cli.awm1k import import_awm_command
+    from awm_envs.cli.main import envs
+
+    for command, args in (
+        (envs, ["--help"]),
+        (envs, ["serve", "--help"]),
+        (import_awm_command, ["--help"]),
+    ):
+        assert CliRunner().invoke(command, args).exit_code == 0
+    assert render_cli_reference() == (repo_root / "docs" / "cli.md").read_text(encoding="utf-8")

@@ -8,6 +8,7 @@ back within a bounded time with an error the correction loop feeds back.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -179,12 +180,14 @@ async def test_a_tool_that_calls_os_exit_is_a_tool_crash(sandbox: CheckSandbox) 
     assert "exited with status 3" in result.errors[0]
 
 
-async def test_a_tool_that_allocates_without_bound_is_a_memory_error(sandbox: CheckSandbox) -> None:
+async def test_a_tool_that_allocates_without_bound_is_a_memory_error() -> None:
     source, spec = _with_tool(
-        # big steps: the limit is reached in a few allocations, long before any deadline
+        # big steps: the limit is reached in a few allocations; the call deadline is far
+        # above that, so a busy runner cannot turn the memory error into a timeout
         "    hoard = []\n    while True:\n        hoard.append(bytearray(256 * 1024 * 1024))\n"
     )
-    result = await _check_code(sandbox, source, spec)
+    async with CheckSandbox(slots=1, limits=dataclasses.replace(LIMITS, call_s=60.0)) as sb:
+        result = await _check_code(sb, source, spec)
     assert not result.fatal and len(result.causes) == 1
     assert result.causes[0] in ("tool_memory", "tool_crash")
     assert result.errors[0].startswith("hostile({})")

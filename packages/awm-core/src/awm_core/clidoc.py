@@ -50,6 +50,10 @@ def render_cli_reference(root: click.Command | None = None) -> str:
             max_content_width=100,
             help_option_names=HELP_NAMES,
         )
+        # click keeps the help option of the first context that asked for it: a command
+        # invoked on its own before (a test's CliRunner) would show only --help here
+        if hasattr(cmd, "_help_option"):
+            cmd._help_option = None
         parts.append(f"## `{' '.join(path)}`\n\n```text\n{cmd.get_help(ctx).rstrip()}\n```\n")
     return "\n".join(parts)
 
