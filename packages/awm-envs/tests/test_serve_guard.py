@@ -62,18 +62,18 @@ async def _raw(port: int, request: bytes, read_timeout: float = 10.0) -> bytes:
         writer.close()
 
 
-def test_a_non_loopback_bind_needs_a_token_or_an_explicit_no_auth() -> None:
+def test_a_non_loopback_bind_needs_a_token_or_an_explicit_no_auth(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(guard.TOKEN_ENV, raising=False)
     out = CliRunner().invoke(envs, ["serve", "shop", "--host", "0.0.0.0", "--port", "1"])
     assert out.exit_code == 2, out.output
     assert "--token" in out.output and "AWM_MCP_TOKEN" in out.output and "--no-auth" in out.output
     assert guard.resolve_token("0.0.0.0", None, no_auth=True) is None
     assert guard.resolve_token("127.0.0.1", None, no_auth=False) is None
     assert guard.resolve_token("::1", TOKEN, no_auth=False) == TOKEN
-    os.environ[guard.TOKEN_ENV] = TOKEN
-    try:
-        assert guard.resolve_token("10.0.0.5", None, no_auth=False) == TOKEN
-    finally:
-        del os.environ[guard.TOKEN_ENV]
+    monkeypatch.setenv(guard.TOKEN_ENV, TOKEN)
+    assert guard.resolve_token("10.0.0.5", None, no_auth=False) == TOKEN
 
 
 def test_with_a_token_only_requests_that_carry_it_are_served(library_env: Environment) -> None:
