@@ -261,7 +261,8 @@ class RemoteInstance:
         except WorkerDied:
             # SIGKILL is not something a tool's Python code does to itself by accident: another
             # process or the kernel's OOM killer did it, so the call it was running is not blamed
-            outside = w.failure is None and _killed_from_outside(await pool._death_reason(w))
+            reason = await pool._death_reason(w) if w.failure is None else None
+            outside = reason is not None and _killed_from_outside(reason)
             pool._on_failure(
                 w,
                 self.id,
@@ -273,7 +274,7 @@ class RemoteInstance:
             if self._notice is not None:  # it was someone else's doing
                 return await self._tell(name)
             self._lost = True
-            reason = await pool._death_reason(w)
+            reason = reason or await pool._death_reason(w)
             if outside:
                 return error_result(
                     "environment_error",

@@ -16,7 +16,6 @@ import here at all.
 from __future__ import annotations
 
 import shutil
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,18 +28,14 @@ from awm_envs.pool.shipping import ShippedBundle, _fingerprint
 from awm_envs.pool.workers import (
     DEFAULT_MEMORY_LIMIT,
     IMPORT_TIMEOUT_ENV,
-    PRELOAD,
     SETUP_TIMEOUT_S,
     START_TIMEOUT_S,
-    WORKER_ENTRY,
-    WORKER_PROCESSES,
     _encode_request,
     import_timeout_default,
+    start_worker_process,
 )
 from awm_envs.sandbox import wire
 from awm_envs.sandbox.isolation import resolve
-from awm_envs.sandbox.limits import Limits
-from awm_envs.sandbox.process import SandboxProcess
 
 APP_PY = "app.py"
 
@@ -95,15 +90,8 @@ def describe_bundle(
     """
     root = Path(path).resolve()
     timeout = import_timeout if import_timeout is not None else import_timeout_default()
-    isolation = resolve()
-    host_root = None if isolation.isolated else tempfile.mkdtemp(prefix="awm-preflight-")
-    proc = SandboxProcess(
-        WORKER_ENTRY,
-        limits=Limits(memory_bytes=memory_limit or 0, open_files=1024, processes=WORKER_PROCESSES),
-        preload=PRELOAD,
-        config={"root": host_root or "/tmp/awm-bundles"},
-        isolation=isolation,
-        name="awm-preflight",
+    proc, host_root = start_worker_process(
+        memory_limit, isolation=resolve(), name="awm-preflight", scratch_prefix="awm-preflight-"
     )
     try:
         try:

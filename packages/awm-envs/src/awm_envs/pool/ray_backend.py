@@ -85,20 +85,11 @@ class _SandboxedWorker:
     """
 
     def __init__(self, memory_limit: int | None) -> None:
-        from awm_envs.pool.workers import PRELOAD, START_TIMEOUT_S, WORKER_ENTRY, WORKER_PROCESSES
-        from awm_envs.sandbox import Limits, SandboxProcess, resolve
+        from awm_envs.pool.workers import START_TIMEOUT_S, start_worker_process
+        from awm_envs.sandbox import resolve
 
-        isolation = resolve()
-        self.scratch = None if isolation.isolated else tempfile.mkdtemp(prefix="awm-ray-worker-")
-        self.proc = SandboxProcess(
-            WORKER_ENTRY,
-            limits=Limits(
-                memory_bytes=memory_limit or 0, open_files=1024, processes=WORKER_PROCESSES
-            ),
-            preload=PRELOAD,
-            config={"root": self.scratch or "/tmp/awm-bundles"},
-            isolation=isolation,
-            name="awm-ray-worker",
+        self.proc, self.scratch = start_worker_process(
+            memory_limit, isolation=resolve(), name="awm-ray-worker", scratch_prefix="awm-ray-"
         )
         ready = self.proc.recv(START_TIMEOUT_S)
         if ready is None or not ready[0].get("ready"):

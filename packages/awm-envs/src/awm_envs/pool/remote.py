@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -55,18 +53,14 @@ from awm_envs.pool.shipping import ShippedBundle
 from awm_envs.pool.workers import (
     DEFAULT_CALL_TIMEOUT_S,
     DEFAULT_MEMORY_LIMIT,
-    PRELOAD,
     SETUP_TIMEOUT_S,
     START_TIMEOUT_S,
-    WORKER_ENTRY,
-    WORKER_PROCESSES,
     WorkerHandle,
     _kill_group,
     import_timeout_default,
+    start_worker_process,
 )
 from awm_envs.sandbox.isolation import Isolation, resolve
-from awm_envs.sandbox.limits import Limits
-from awm_envs.sandbox.process import SandboxProcess
 
 
 class WorkerPool(_WorkerChannels):
@@ -197,28 +191,12 @@ class WorkerPool(_WorkerChannels):
 
     def _spawn(self, index: int) -> WorkerHandle:
         assert self.isolation is not None
-        root = None
-        if self.isolation.isolated:
-            config_root = "/tmp/awm-bundles"  # the sandbox's private tmpfs
-        else:
-            root = config_root = tempfile.mkdtemp(prefix="awm-worker-")
-        limits = Limits(
-            memory_bytes=self.memory_limit or 0, open_files=1024, processes=WORKER_PROCESSES
+        proc, root = start_worker_process(
+            self.memory_limit,
+            isolation=self.isolation,
+            debug=self.debug,
+            name=f"awm-worker-{index}",
         )
-        try:
-            proc = SandboxProcess(
-                WORKER_ENTRY,
-                limits=limits,
-                preload=PRELOAD,
-                config={"root": config_root},
-                isolation=self.isolation,
-                debug=self.debug,
-                name=f"awm-worker-{index}",
-            )
-        except BaseException:
-            if root is not None:
-                shutil.rmtree(root, ignore_errors=True)
-            raise
         w = WorkerHandle(index, proc, root)
         loop = asyncio.get_running_loop()
         loop.add_reader(proc.fileno(), self._on_readable, w)

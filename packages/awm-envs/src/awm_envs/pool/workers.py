@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
+import tempfile
 import time
 from typing import Any
 
 from awm_envs.pool.host import WorkerRequestError, _Failure
 from awm_envs.sandbox import wire
-from awm_envs.sandbox.limits import GIB
+from awm_envs.sandbox.isolation import Isolation
+from awm_envs.sandbox.limits import GIB, Limits
 from awm_envs.sandbox.process import SandboxProcess
 
 DEFAULT_CALL_TIMEOUT_S = 10.0
@@ -38,6 +41,41 @@ PRELOAD = (
 # (root included), else RLIMIT_NPROC, which counts every process and thread of the host uid
 # and does not apply to root (docs/security.md, "process count").
 WORKER_PROCESSES = 512
+
+
+def start_worker_process(
+    memory_limit: int | None,
+    *,
+    isolation: Isolation,
+    name: str,
+    debug: bool = False,
+    scratch_prefix: str = "awm-worker-",
+) -> tuple[SandboxProcess, str | None]:
+    """A sandboxed worker process (its ``ready`` message still to read) and its host folder.
+
+    The one place a worker's limits and layout are chosen, for the process backend, the
+    import preflight and each Ray actor. Under bubblewrap shipped bundles go to the
+    sandbox's private ``/tmp`` and the folder is None; without it they go to a host
+    folder made here, which the caller removes when the worker is gone.
+    """
+    scratch = None if isolation.isolated else tempfile.mkdtemp(prefix=scratch_prefix)
+    try:
+        proc = SandboxProcess(
+            WORKER_ENTRY,
+            limits=Limits(
+                memory_bytes=memory_limit or 0, open_files=1024, processes=WORKER_PROCESSES
+            ),
+            preload=PRELOAD,
+            config={"root": scratch or "/tmp/awm-bundles"},
+            isolation=isolation,
+            debug=debug,
+            name=name,
+        )
+    except BaseException:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return proc, scratch
 
 
 def import_timeout_default() -> float:

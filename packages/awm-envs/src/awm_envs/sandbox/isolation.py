@@ -111,9 +111,9 @@ def _interpreter_paths() -> list[str]:
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     paths.update(p for p in sysconfig.get_paths().values() if p)
     paths.add(os.path.dirname(os.path.realpath(sys.executable)))
-    for entry in _installed_sys_path():
-        paths.add(entry)
-    for entry in _user_sys_path():
+    user = _user_sys_path()
+    paths.update(p for p in sys.path if p and p not in user)  # installed: site-packages, .pth
+    for entry in user:
         paths.update(_holds_awm(entry))  # awm run from a checkout through PYTHONPATH
     # both spellings: a venv's ``bin/python`` is a symlink into the base interpreter
     existing = {p for p in paths if os.path.exists(p)}
@@ -134,12 +134,6 @@ def _user_sys_path() -> list[str]:
         user.add(os.path.dirname(os.path.abspath(script)))
     normal = {os.path.abspath(p) for p in user}
     return [p for p in sys.path if p and os.path.abspath(p) in normal]
-
-
-def _installed_sys_path() -> list[str]:
-    """``sys.path`` entries that are installed code (site-packages and what ``.pth`` adds)."""
-    user = {os.path.abspath(p) for p in _user_sys_path()}
-    return [p for p in sys.path if p and os.path.abspath(p) not in user]
 
 
 def _prune(paths: Iterable[str]) -> list[str]:

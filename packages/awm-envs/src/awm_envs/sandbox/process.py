@@ -33,8 +33,8 @@ from awm_envs.sandbox.limits import Limits
 
 BOOT = Path(__file__).with_name("boot.py")
 CHANNEL_FD = 3
-# Processes a sandbox needs beyond what its code may start: bubblewrap's init, the
-# interpreter itself, a template's warm spares and the helper libseccomp runs at start-up.
+# Processes a sandbox needs beyond what its code may start: bubblewrap itself, the
+# interpreter, and a template's warm spares.
 _PROCESS_OVERHEAD = 8
 
 # What sandboxed code may see of the host's environment: nothing secret.

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import os
 import struct
+import tempfile
 from typing import Any
 
 DENIED: tuple[str, ...] = (
@@ -178,20 +178,10 @@ def prepare_signal_filter() -> None:
     lib = _library()
     if isinstance(lib, str) or _prepared is not None:
         return
-    read, write = os.pipe()
-    try:
-        with os.fdopen(write, "wb", closefd=False) as sink:
-            _signal_filter(lib, _PID_SENTINEL).export_bpf(sink)
-        os.close(write)
-        write = -1
-        chunks = []
-        while chunk := os.read(read, 65536):
-            chunks.append(chunk)
-    finally:
-        os.close(read)
-        if write >= 0:
-            os.close(write)
-    program = b"".join(chunks)
+    with tempfile.TemporaryFile() as sink:
+        _signal_filter(lib, _PID_SENTINEL).export_bpf(sink)
+        sink.seek(0)
+        program = sink.read()
     if not program or len(program) % 8:
         return
     offsets = [
