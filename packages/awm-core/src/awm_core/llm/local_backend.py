@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from awm_core import paths
 from awm_core.llm.base import BackendStats, ChatResponse, LLMConfigError, LLMError
 from awm_core.llm.chat_template import response_from_text, template_messages
 from awm_core.llm.tool_shots import (
@@ -59,10 +60,7 @@ DEFAULT_MAX_NEW_TOKENS = 256
 
 def cache_root() -> Path:
     """Where converted models are kept: ``$AWM_CACHE_DIR/models`` or ``~/.cache/awm/models``."""
-    base = os.environ.get("AWM_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "awm"
-    )
-    return Path(base) / "models"
+    return paths.cache_dir() / "models"
 
 
 def bundled_model_dir(model: BundledModel) -> Path | None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from awm_envs.bundle.parens import matching_paren, paren_balance
+
 
 def fix_escaped_quotes(sql: str) -> str:
     """``\\'`` inside an SQL literal is the LLM's habit, not SQL: double the quote instead."""
@@ -22,23 +24,8 @@ def _replace_calls(code: str, name: str, replacement: Callable[[str], str]) -> s
     out, pos = [], 0
     pattern = re.compile(rf"\b{re.escape(name)}\(")
     while (m := pattern.search(code, pos)) is not None:
-        depth, i, quote = 0, m.end() - 1, ""
-        while i < len(code):
-            ch = code[i]
-            if quote:
-                if ch == "\\":
-                    i += 1
-                elif ch == quote:
-                    quote = ""
-            elif ch in "'\"":
-                quote = ch
-            elif ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-            i += 1
+        close = matching_paren(code, m.end() - 1, backslash=True)
+        i = close if close != -1 else len(code)
         out.append(code[pos : m.start()])
         out.append(replacement(code[m.start() : i + 1]))
         pos = i + 1
@@ -73,22 +60,6 @@ def rewrite_app(code: str) -> str:
     return code.rstrip() + "\n" + SHIM
 
 
-def _paren_balance(sql: str) -> int:
-    """``(`` minus ``)`` outside string literals and quoted identifiers."""
-    depth, quote = 0, ""
-    for ch in sql:
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"`":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-    return depth
-
-
 def repair_parens(ddl: str, accepts: Callable[[str], bool]) -> str | None:
     """A DDL statement with one unbalanced parenthesis fixed, or None.
 
@@ -97,11 +68,11 @@ def repair_parens(ddl: str, accepts: Callable[[str], bool]) -> str | None:
     ``accepts`` (it executes on the schema so far). Anything else stays broken.
     """
     text = ddl.rstrip().rstrip(";").rstrip()
-    balance = _paren_balance(text)
+    balance = paren_balance(text)
     if balance == 1:
         candidate = text + ")"
     elif balance == -1 and text.endswith(")"):
         candidate = text[:-1].rstrip()
     else:
         return None
-    return candidate if _paren_balance(candidate) == 0 and accepts(candidate) else None
+    return candidate if paren_balance(candidate) == 0 and accepts(candidate) else None

@@ -14,6 +14,8 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 
+from awm_envs.bundle.parens import matching_paren
+
 _CALL_START = re.compile(r"\b(date|time|datetime|julianday|strftime|unixepoch)\s*\(", re.IGNORECASE)
 _CURRENT = re.compile(r"\bCURRENT_(TIMESTAMP|DATE|TIME)\b", re.IGNORECASE)
 _NOW_ARG = re.compile(r"'now'", re.IGNORECASE)
@@ -26,31 +28,6 @@ class FreezeResult:
 
     sql: str
     rewrites: list[tuple[str, str]]
-
-
-def _matching_paren(text: str, open_index: int) -> int:
-    """Index of the ``)`` closing the ``(`` at ``open_index``; quotes are skipped."""
-    depth = 0
-    i = open_index
-    quote: str | None = None
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == quote:
-                if i + 1 < len(text) and text[i + 1] == quote:  # '' escape
-                    i += 1
-                else:
-                    quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
 
 
 def _inside_string(text: str, index: int) -> bool:
@@ -88,7 +65,7 @@ def freeze_now(sql: str, reference_time: datetime) -> FreezeResult:
             if match is None:
                 break
             open_index = match.end() - 1
-            close = _matching_paren(sql, open_index)
+            close = matching_paren(sql, open_index)
             call = sql[match.start() : close + 1] if close != -1 else ""
             if close == -1 or not _NOW_ARG.search(call) or _inside_string(sql, match.start()):
                 out.append(sql[pos : match.end()])

@@ -18,18 +18,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from awm_core.paths import cache_dir
+
 ORIGIN_FILE = ".awm-hub.json"
-
-
-def awm_cache_root() -> Path:
-    """``$AWM_CACHE_DIR``, or ``~/.cache/awm``."""
-    root = os.environ.get("AWM_CACHE_DIR")
-    return Path(root) if root else Path.home() / ".cache" / "awm"
 
 
 def hub_cache_dir() -> Path:
     """The folder pulled bundles are installed into (one sub-folder per bundle)."""
-    return awm_cache_root() / "envs"
+    return cache_dir() / "envs"
 
 
 def read_origin(path: Path) -> dict[str, Any] | None:
@@ -43,7 +39,7 @@ def read_origin(path: Path) -> dict[str, Any] | None:
 
 def _staging_root() -> Path:
     # outside hub_cache_dir(), so no half-built folder is ever listed as an environment
-    root = awm_cache_root() / "hub-staging"
+    root = cache_dir() / "hub-staging"
     root.mkdir(parents=True, exist_ok=True)
     return root
 

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from awm_core.paths import cache_dir as awm_cache_dir
+
 BUNDLE_FILES = (
     "manifest.json",
     "schema.sql",
@@ -29,8 +31,8 @@ SHIPPED_VALIDATION = "validation.json"
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("AWM_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "awm") / "validation"
+    """The folder of validation records: ``validation/`` in awm's cache folder."""
+    return awm_cache_dir() / "validation"
 
 
 def bundle_digest(path: Path) -> str:
