@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from awm_core.session import EnvSession
+from awm_core.session import EnvInstance, EnvSession, SyncInstance
 from awm_envs import Environment
 
 
@@ -84,7 +84,9 @@ def test_instances_are_isolated(library_env: Environment) -> None:
 def test_async_form_and_async_endpoints(library_env: Environment) -> None:
     async def run() -> None:
         inst = library_env.instance()
-        assert isinstance(inst, EnvSession)
+        assert isinstance(inst, EnvSession) and isinstance(inst, EnvInstance)
+        assert isinstance(inst, SyncInstance)
+        assert await inst.snapshot() == library_env.template
         assert len(await inst.list_tools()) == len(library_env.tools)
         assert (await inst.call_tool("delete_review", {"review_id": 1})).error_type == "not_found"
         assert not (

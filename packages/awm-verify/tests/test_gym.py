@@ -60,9 +60,10 @@ async def test_a_reference_played_as_text_completes_and_matches_run_episode() ->
     try:
         reference = await rollout_episode(
             pool,
-            shop,
             task,
             ReferencePolicy(task),
+            env_id=shop.id,
+            initial=shop.template,
             verifier_source=(shop.path / "verifiers.py").read_text(encoding="utf-8"),
         )
     finally:

@@ -8,7 +8,6 @@ reward can never disagree about what "complete" means.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import statistics
 import time
 from collections import Counter, defaultdict
@@ -17,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from awm_core.contracts import Judge
-from awm_core.episode import ActingPolicy, StepChecks
+from awm_core.contracts import CODE_JUDGE, Judge
+from awm_core.episode import ActingPolicy, EpisodeSettings
 from awm_core.models import Complexity, Task, Trajectory
 from awm_envs import Environment, EnvPool, load_environment
 from awm_verify import get_judge, rollout_episode
@@ -115,10 +114,6 @@ class EnvReport:
         }
 
 
-async def _maybe(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
 async def measure_reset_us(pool: EnvPool, n: int = 200) -> dict[str, float]:
     """Median and p99 of ``reset()`` as the caller sees it, on one pooled instance."""
     inst = await pool.acquire()
@@ -126,7 +121,7 @@ async def measure_reset_us(pool: EnvPool, n: int = 200) -> dict[str, float]:
     try:
         for _ in range(n):
             t0 = time.perf_counter()
-            await _maybe(inst.reset())
+            await inst.reset()
             samples.append((time.perf_counter() - t0) * 1e6)
     finally:
         await pool.release(inst)
@@ -165,13 +160,12 @@ async def evaluate_environment(
     policy_factory: PolicyFactory,
     *,
     tasks: Sequence[Task] | None = None,
-    judge: Judge | str = "code",
+    judge: Judge | str = CODE_JUDGE,
     reward: str = "default",
     pool_size: int = 8,
     workers: int = 0,
     concurrency: int = 8,
-    max_steps: int = 20,
-    checks: StepChecks | None = None,
+    settings: EpisodeSettings = EpisodeSettings(),
     trajectories: list[Trajectory] | None = None,
     on_outcome: Callable[[EpisodeOutcome], None] | None = None,
 ) -> EnvReport:
@@ -186,8 +180,6 @@ async def evaluate_environment(
     environment = env if isinstance(env, Environment) else load_environment(env)
     judge_obj = get_judge(judge) if isinstance(judge, str) else judge
     chosen = list(tasks if tasks is not None else environment.tasks)
-    verifiers_py = environment.path / "verifiers.py"
-    source = verifiers_py.read_text(encoding="utf-8") if verifiers_py.is_file() else None
     started = time.perf_counter()
     outcomes: list[EpisodeOutcome] = []
     async with EnvPool(
@@ -199,14 +191,14 @@ async def evaluate_environment(
             async with limit:
                 done = await rollout_episode(
                     pool,
-                    environment,
                     task,
                     policy_factory(task),
+                    env_id=environment.id,
+                    initial=environment.template,
                     judge=judge_obj,
                     reward=reward,
-                    max_steps=max_steps,
-                    checks=checks,
-                    verifier_source=source,
+                    settings=settings,
+                    verifier_source=environment.verifier_source,
                 )
             reasoning = (
                 done.report.verdict.reasoning

@@ -12,19 +12,24 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from awm_core.contracts import Judge
-from awm_core.episode import StepChecks
-from awm_core.history import DEFAULT_WINDOW
+from awm_core.contracts import CODE_JUDGE, Judge
+from awm_core.episode import EpisodeSettings, StepChecks
 from awm_core.models import Task, Termination
+from awm_core.session import InstancePool
 from awm_train.policy import TokenPolicy, TokenTurn
 from awm_verify import Rollout, rollout_episode
-from awm_verify.rollout import InstancePool, RolloutEnvironment
 
-__all__ = ["TrainingEpisode", "TurnRow", "run_training_episode"]
+if TYPE_CHECKING:
+    from awm_envs import Environment, SimulatedEnvironment
+
+__all__ = ["TRAINING_SETTINGS", "TrainingEpisode", "TurnRow", "run_training_episode"]
 
 log = logging.getLogger(__name__)
+
+TRAINING_SETTINGS = EpisodeSettings(checks=StepChecks.paper())
+"""The episode settings of training: every step-level check on, as in the paper's RL recipe."""
 
 
 @dataclass(frozen=True)
@@ -92,34 +97,31 @@ def _metrics(rollout: Rollout, policy: TokenPolicy) -> dict[str, Any]:
 
 async def run_training_episode(
     pool: InstancePool,
-    environment: RolloutEnvironment,
+    environment: Environment | SimulatedEnvironment,
     task: Task,
     policy: TokenPolicy,
     *,
-    judge: Judge | str = "code",
+    judge: Judge | str = CODE_JUDGE,
     reward: str = "default",
-    max_steps: int = 20,
-    checks: StepChecks | None = None,
-    history_window: int | None = DEFAULT_WINDOW,
+    settings: EpisodeSettings = TRAINING_SETTINGS,
     verifier_source: str | None = None,
 ) -> TrainingEpisode:
     """Roll out, verify and reward ``task``; rows for every turn the policy generated.
 
-    ``checks`` default to the paper's RL recipe (:meth:`StepChecks.paper`): a format
-    violation ends the rollout with reward -1. Anything the environment or the
+    ``settings`` default to :data:`TRAINING_SETTINGS`, the paper's RL recipe
+    (:meth:`StepChecks.paper`): a format violation ends the rollout with reward -1. Anything the environment or the
     verifier throws becomes reward 0 with ``metrics["env_errors"] = 1``.
     """
     try:
         rollout = await rollout_episode(
             pool,
-            environment,
             task,
             policy,
+            env_id=environment.id,
+            initial=environment.template,
             judge=judge,
             reward=reward,
-            max_steps=max_steps,
-            checks=checks if checks is not None else StepChecks.paper(),
-            history_window=history_window,
+            settings=settings,
             verifier_source=verifier_source,
         )
     except Exception as exc:  # a raise would drop the trajectory's whole group in the trainer

@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from awm_core.contracts import Judge
-from awm_core.episode import META_TOOLS, EpisodeRun, StepChecks
-from awm_core.history import DEFAULT_WINDOW
+from awm_core.contracts import CODE_JUDGE, Judge
+from awm_core.episode import META_TOOLS, EpisodeRun, EpisodeSettings
 from awm_core.llm.base import ChatResponse
 from awm_core.models import Message, Task, Termination, Trajectory
+from awm_core.session import EnvInstance
 from awm_core.toolcalls import get_format
 from awm_verify.rewards import RewardFn
-from awm_verify.rollout import Rollout, _maybe, verify_rollout
+from awm_verify.rollout import Rollout, verify_rollout
 
 __all__ = ["GymEpisode", "Observation", "StepResult", "TaskEnv", "message_dicts"]
 
@@ -84,7 +84,7 @@ class GymEpisode:
         self._run: EpisodeRun | None = None
         self._started = 0.0
         self._result: Rollout | None = None
-        self._instance: Any = None
+        self._instance: EnvInstance | None = None
 
     @property
     def trajectory(self) -> Trajectory:
@@ -107,12 +107,8 @@ class GymEpisode:
         self._run = EpisodeRun(
             instance,
             self.task,
+            settings=env.settings,
             policy_name=env.policy_name,
-            max_steps=env.max_steps,
-            history_window=env.history_window,
-            fmt=env.fmt,
-            checks=env.checks,
-            system_prompt=env.system_prompt,
             env_id=env.environment.id,
         )
         self._instance = instance
@@ -162,12 +158,12 @@ class GymEpisode:
         """
         if self._result is not None:
             return self._result
-        if self._run is None or self._stack is None:
+        if self._run is None or self._stack is None or self._instance is None:
             raise RuntimeError("call reset() first")
         run = self._run
         if not run.done:
             run.end(Termination.MAX_STEPS, "stopped by the caller before a final answer")
-        final = await _maybe(self._instance.snapshot())
+        final = await self._instance.snapshot()
         await self.close()
         env = self.env
         self._result = await verify_rollout(
@@ -193,7 +189,8 @@ class TaskEnv:
     """An awm environment handing out gym-style episodes (see the module docstring).
 
     ``env`` is a catalog name, a bundle path or a loaded ``awm_envs.Environment``;
-    ``workers`` > 0 runs instances in sandboxed worker processes (untrusted bundles).
+    ``workers`` > 0 runs instances in sandboxed worker processes (untrusted bundles);
+    ``settings`` are the episode loop's (step budget, history window, format, checks).
     """
 
     def __init__(
@@ -202,29 +199,19 @@ class TaskEnv:
         *,
         pool_size: int = 8,
         workers: int = 0,
-        judge: Judge | str = "code",
+        judge: Judge | str = CODE_JUDGE,
         reward: RewardFn | str = "default",
-        max_steps: int = 20,
-        history_window: int | None = DEFAULT_WINDOW,
-        checks: StepChecks | None = None,
-        fmt: str = "hermes",
-        system_prompt: str | None = None,
+        settings: EpisodeSettings = EpisodeSettings(),
         policy_name: str = "gym",
     ) -> None:
-        from awm_core.episode import DEFAULT_SYSTEM_PROMPT
         from awm_envs import EnvPool, load_environment
 
         self.environment: Any = load_environment(env) if isinstance(env, str | Path) else env
         self.pool = EnvPool(self.environment, size=pool_size, workers=workers)
         self.judge, self.reward = judge, reward
-        self.max_steps, self.history_window = max_steps, history_window
-        self.checks, self.fmt = checks, fmt
-        self.system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
+        self.settings = settings
         self.policy_name = policy_name
-        verifiers = Path(self.environment.path) / "verifiers.py"
-        self.verifier_source = (
-            verifiers.read_text(encoding="utf-8") if verifiers.is_file() else None
-        )
+        self.verifier_source: str | None = self.environment.verifier_source
         self._started = False
 
     @property
@@ -242,8 +229,8 @@ class TaskEnv:
 
     def initial_messages(self, task: Task | str) -> list[dict[str, Any]]:
         """The prompt an episode of ``task`` starts from (system with the meta-tools, user)."""
-        form = get_format(self.fmt)
-        system = form.system_prompt(self.system_prompt, META_TOOLS)
+        form = get_format(self.settings.fmt)
+        system = form.system_prompt(self.settings.system_prompt, META_TOOLS)
         return message_dicts(
             [
                 Message(role="system", content=system),

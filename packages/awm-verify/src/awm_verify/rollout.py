@@ -9,38 +9,20 @@ environment, the model and verification is measured for each rollout.
 
 from __future__ import annotations
 
-import inspect
 import time
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Protocol
 
-from awm_core.contracts import Judge
-from awm_core.episode import ActingPolicy, StepChecks, run_episode
-from awm_core.history import DEFAULT_WINDOW
+from awm_core.contracts import CODE_JUDGE, Judge
+from awm_core.episode import ActingPolicy, EpisodeSettings, run_episode
 from awm_core.models import Task, Trajectory
+from awm_core.session import EnvInstance, InstancePool
+from awm_envs.verifiers import VerifierPool
 from awm_verify.judge import JudgeError
 from awm_verify.rewards import RewardFn
-from awm_verify.sandbox import VerifierPool
 from awm_verify.verify import VerificationReport, verify_episode
 
-__all__ = ["InstancePool", "Rollout", "RolloutEnvironment", "rollout_episode", "verify_rollout"]
-
-
-class InstancePool(Protocol):
-    """Hands out fresh instances: ``awm_envs.EnvPool``, or a simulated environment's pool."""
-
-    def instance(self) -> AbstractAsyncContextManager[Any]: ...
-
-
-class RolloutEnvironment(Protocol):
-    """What a rollout reads of its environment: the id and the initial database image."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def template(self) -> bytes: ...
+__all__ = ["Rollout", "rollout_episode", "verify_rollout"]
 
 
 @dataclass
@@ -63,45 +45,41 @@ class Rollout:
         return self.report.verdict.label.value if self.report is not None else "Environment Error"
 
 
-async def _maybe(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
 async def rollout_episode(
-    pool: InstancePool,
-    environment: RolloutEnvironment,
+    instances: InstancePool | EnvInstance,
     task: Task,
     policy: ActingPolicy,
     *,
-    judge: Judge | str = "code",
+    env_id: str,
+    initial: bytes | None,
+    judge: Judge | str = CODE_JUDGE,
     reward: RewardFn | str = "default",
-    max_steps: int = 20,
-    checks: StepChecks | None = None,
-    history_window: int | None = DEFAULT_WINDOW,
+    settings: EpisodeSettings = EpisodeSettings(),
     verifier_source: str | None = None,
     verifier_pool: VerifierPool | None = None,
 ) -> Rollout:
-    """Roll ``task`` out on a fresh instance of ``pool`` and verify it.
+    """Roll ``task`` out on a fresh instance of ``instances`` and verify it.
+
+    ``instances`` is a pool (the instance goes back, reset, before verification) or
+    one instance the caller holds and keeps (a benchmark's own session).
+    ``env_id`` is recorded in the trajectory; ``initial`` is the database the
+    instance starts from (the environment's template), None when it has none
+    (then the instance's ``snapshot()`` is None too, and the judge decides alone).
 
     ``timings``: ``model_s`` (the policy's turns), ``env_s`` (tool calls and
     ``list_tools``), ``verify_s`` (diff, verifier, judge), ``total_s``.
     """
     started = time.perf_counter()
-    async with pool.instance() as inst:
-        trajectory = await run_episode(
-            policy,
-            inst,
-            task,
-            max_steps=max_steps,
-            checks=checks,
-            history_window=history_window,
-            env_id=environment.id,
-        )
-        final = await _maybe(inst.snapshot())
+    held: AbstractAsyncContextManager[EnvInstance] = (
+        nullcontext(instances) if isinstance(instances, EnvInstance) else instances.instance()
+    )
+    async with held as inst:
+        trajectory = await run_episode(policy, inst, task, settings=settings, env_id=env_id)
+        final = await inst.snapshot()
     return await verify_rollout(
         task,
         trajectory,
-        initial=environment.template,
+        initial=initial,
         final=final,
         judge=judge,
         reward=reward,
@@ -115,9 +93,9 @@ async def verify_rollout(
     task: Task,
     trajectory: Trajectory,
     *,
-    initial: bytes,
-    final: bytes,
-    judge: Judge | str = "code",
+    initial: bytes | None,
+    final: bytes | None,
+    judge: Judge | str = CODE_JUDGE,
     reward: RewardFn | str = "default",
     verifier_source: str | None = None,
     verifier_pool: VerifierPool | None = None,
@@ -125,7 +103,8 @@ async def verify_rollout(
 ) -> Rollout:
     """Verify a finished trajectory against its instance's final database; the one scorer.
 
-    ``started`` (a ``time.perf_counter()`` value) dates ``total_s``; a judge that
+    With no database (``initial`` or ``final`` None) there is no diff and no verifier
+    run: the report says so and the judge decides. ``started`` (a ``time.perf_counter()`` value) dates ``total_s``; a judge that
     cannot decide gives ``report=None`` (reward 0) instead of raising.
     """
     verify_started = time.perf_counter()

@@ -17,15 +17,23 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from awm_core.contracts import Judge, JudgeRequest
+from awm_core.contracts import DEFAULT_JUDGE, Judge, JudgeRequest
 from awm_core.dbdiff import DatabaseDiff, diff_images
-from awm_core.models import Reward, Task, Trajectory, Verdict, VerifierResult
+from awm_core.models import (
+    Reward,
+    Task,
+    Trajectory,
+    Verdict,
+    VerifierError,
+    VerifierErrorKind,
+    VerifierResult,
+)
 from awm_core.snapshot import DatabaseSource, load_image
+from awm_envs.verifiers import VerifierPool, default_pool
 from awm_verify.judge import JudgeError, get_judge
 from awm_verify.rewards import RewardFn, resolve_reward
-from awm_verify.sandbox import VerifierPool, default_pool
 
 
 class VerificationReport(BaseModel):
@@ -38,7 +46,9 @@ class VerificationReport(BaseModel):
     verdict: Verdict
     reward: Reward
     verification: VerifierResult | None = None
-    diff: DatabaseDiff
+    diff: DatabaseDiff | None = Field(
+        description="The database changes; None when the environment has no database"
+    )
 
 
 @dataclass(frozen=True)
@@ -56,20 +66,33 @@ async def verify_episode(
     task: Task,
     trajectory: Trajectory,
     *,
-    initial: DatabaseSource,
-    final: DatabaseSource,
+    initial: DatabaseSource | None,
+    final: DatabaseSource | None,
     verifier_source: str | None = None,
-    judge: Judge | str = "code+llm",
+    judge: Judge | str = DEFAULT_JUDGE,
     reward: RewardFn | str = "default",
     pool: VerifierPool | None = None,
 ) -> VerificationReport:
     """Diff, verify (when the task has verifier code), judge and reward one episode.
 
-    Raises :class:`JudgeError` only when the judge cannot decide at all (no model,
+    An environment without a database (``initial`` or ``final`` None: a benchmark
+    whose state lives in its own classes) has no diff, and its verifier is not run:
+    the verification says so and the judge decides. Raises :class:`JudgeError` only when the judge cannot decide at all (no model,
     the model never answered usably); verifier failures are evidence, not errors.
     """
     judge_obj = get_judge(judge) if isinstance(judge, str) else judge
     reward_fn = resolve_reward(reward) if isinstance(reward, str) else reward
+    if initial is None or final is None:
+        no_db = None if verifier_source is None else _not_run(task)
+        verdict = await judge_obj.judge(JudgeRequest(task, trajectory, no_db, None))
+        return VerificationReport(
+            env_id=trajectory.env_id,
+            task_id=task.id,
+            verdict=verdict,
+            reward=reward_fn(verdict, trajectory),
+            verification=no_db,
+            diff=None,
+        )
     before, after = load_image(initial), load_image(final)
     diff_task = asyncio.to_thread(diff_images, before, after)
     verification: VerifierResult | None = None
@@ -98,10 +121,23 @@ async def verify_episode(
     )
 
 
+def _not_run(task: Task) -> VerifierResult:
+    return VerifierResult(
+        function=task.verifier or "",
+        signature="none",
+        error=VerifierError(
+            kind=VerifierErrorKind.INVALID,
+            message="the environment has no database (its instance's snapshot() is None), "
+            "so the verifier was not run; judge this environment with a judge that needs "
+            "no verifier (llm, or the benchmark's own)",
+        ),
+    )
+
+
 async def verify_many(
     episodes: Sequence[Episode],
     *,
-    judge: Judge | str = "code+llm",
+    judge: Judge | str = DEFAULT_JUDGE,
     reward: RewardFn | str = "default",
     pool: VerifierPool | None = None,
     return_exceptions: bool = False,

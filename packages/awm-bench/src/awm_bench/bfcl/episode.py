@@ -22,20 +22,19 @@ from awm_bench.bfcl.cases import BfclCase, oracle_task, render_turn
 from awm_bench.bfcl.data import tool_schemas
 from awm_bench.bfcl.scoring import CaseScore, score_case
 from awm_bench.bfcl.upstream import bfcl, forget_instances
-from awm_bench.emptydb import NoDatabaseEnvironment, OneSessionPool, empty_database
 from awm_core.contracts import JudgeRequest
-from awm_core.episode import CALL_TOOL, ActingPolicy, StepChecks
+from awm_core.episode import CALL_TOOL, ActingPolicy, EpisodeSettings, StepChecks
 from awm_core.models import Task, ToolResult, ToolSpec, Trajectory, Verdict, VerdictLabel
 from awm_verify import rollout_episode
 
 # BFCL decides what is right: awm's loop keeps its format (list_tools first, one
 # call per turn) but lets wrong names and arguments through to BFCL's checker, and
 # lets a model answer without calling anything (irrelevance, missing parameters).
-BFCL_CHECKS = StepChecks(known_tools=False, valid_arguments=False, success_before_answer=False)
+BFCL_SETTINGS = EpisodeSettings(checks=StepChecks.external())
 
 
 class BfclSession:
-    """One live BFCL case as an awm :class:`awm_core.session.EnvSession`."""
+    """One live BFCL case as an awm :class:`awm_core.session.EnvInstance` (no database)."""
 
     def __init__(self, case: BfclCase) -> None:
         self.case = case
@@ -99,9 +98,9 @@ class BfclSession:
         text = str(results[0]) if results else ""
         return ToolResult(content=text, is_error=text.startswith("Error during execution"))
 
-    def snapshot(self) -> bytes:
-        """BFCL state lives in its tool classes, not in a database: an empty image."""
-        return empty_database()
+    async def snapshot(self) -> None:
+        """None: BFCL state lives in its tool classes, not in a database."""
+        return None
 
     def close(self) -> None:
         """Free the tool-class instances bfcl-eval cached for this session."""
@@ -187,14 +186,12 @@ async def run_case(
     case: BfclCase,
     policy_for: Any,
     *,
-    max_steps: int = 20,
+    settings: EpisodeSettings = BFCL_SETTINGS,
     corruption: str | None = None,
 ) -> EpisodeRun:
     """Run ``case`` through awm's rollout function; ``policy_for(task)`` gives the policy
     of each turn's episode (:class:`awm_core.episode.ReferencePolicy` replays the oracle)."""
     session = BfclSession(case)
-    pool = OneSessionPool(session)
-    environment = NoDatabaseEnvironment(session.env_id)
     judge = BfclJudge(case)
     trajectories: list[Trajectory] = []
     history: list[tuple[str, str]] = []
@@ -204,13 +201,13 @@ async def run_case(
             task = _turn_task(case, turn, history, corruption)
             policy: ActingPolicy = policy_for(task)
             done = await rollout_episode(
-                pool,
-                environment,
+                session,
                 task,
                 policy,
+                env_id=session.env_id,
+                initial=None,
                 judge=judge,
-                max_steps=max_steps,
-                checks=BFCL_CHECKS,
+                settings=settings,
             )
             trajectories.append(done.trajectory)
             history.append((render_turn(case, turn), done.trajectory.final_answer or ""))

@@ -17,21 +17,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from awm_bench.emptydb import NoDatabaseEnvironment, OneSessionPool, empty_database
 from awm_bench.mcpu.cases import McpuTask, awm_tool_name, task_success
 from awm_bench.mcpu.upstream import Driver
 from awm_core.contracts import JudgeRequest
-from awm_core.episode import ActingPolicy, StepChecks
+from awm_core.episode import ActingPolicy, EpisodeSettings, StepChecks
 from awm_core.models import Complexity, Task, ToolResult, ToolSpec, Verdict, VerdictLabel
 from awm_verify import rollout_episode
 
 # MCP-Universe decides: wrong names and arguments reach its servers (which answer with
 # an error, as they do for its own agent), and an agent may answer without a call.
-MCPU_CHECKS = StepChecks(known_tools=False, valid_arguments=False, success_before_answer=False)
+MCPU_SETTINGS = EpisodeSettings(checks=StepChecks.external())
 
 
 class McpuSession:
-    """One opened MCP-Universe task as an awm :class:`awm_core.session.EnvSession`."""
+    """One opened MCP-Universe task as an awm :class:`awm_core.session.EnvInstance` (no database)."""
 
     def __init__(self, driver: Driver, task: McpuTask, tools: list[dict[str, Any]]) -> None:
         self.driver = driver
@@ -67,8 +66,9 @@ class McpuSession:
             latency_s=time.perf_counter() - started,
         )
 
-    def snapshot(self) -> bytes:
-        return empty_database()
+    async def snapshot(self) -> None:
+        """None: the task's state lives in its MCP servers, not in a database."""
+        return None
 
 
 @dataclass
@@ -108,7 +108,7 @@ async def run_task_awm(
     task: McpuTask,
     policy_for: Callable[[Task, McpuSession], ActingPolicy],
     *,
-    max_steps: int = 20,
+    settings: EpisodeSettings = MCPU_SETTINGS,
 ) -> McpuRun:
     """Open ``task`` in the driver and roll it out with awm's rollout function."""
     opened = await driver.request(
@@ -123,13 +123,13 @@ async def run_task_awm(
     )
     judge = McpuJudge(driver)
     done = await rollout_episode(
-        OneSessionPool(session),
-        NoDatabaseEnvironment(session.env_id),
+        session,
         awm_task,
         policy_for(awm_task, session),
+        env_id=session.env_id,
+        initial=None,
         judge=judge,
-        max_steps=max_steps,
-        checks=MCPU_CHECKS,
+        settings=settings,
     )
     return McpuRun(
         results=judge.results or [],

@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from awm_bench.emptydb import NoDatabaseEnvironment, OneSessionPool, empty_database
-from awm_bench.tau2.cases import MESSAGE_TOOL, STOP
+from awm_bench.tau2.cases import MESSAGE_TOOL, STOP, TAU2_MAX_STEPS
 from awm_bench.tau2.upstream import attr, module
 from awm_core.contracts import JudgeRequest
-from awm_core.episode import ActingPolicy, StepChecks
+from awm_core.episode import ActingPolicy, EpisodeSettings, StepChecks
 from awm_core.models import (
     Complexity,
     Task,
@@ -38,7 +37,7 @@ from awm_verify import rollout_episode
 
 # τ² decides: wrong names and arguments reach τ²'s environment (which answers with an
 # error), and an agent may answer without a successful call.
-TAU2_CHECKS = StepChecks(known_tools=False, valid_arguments=False, success_before_answer=False)
+TAU2_SETTINGS = EpisodeSettings(max_steps=60, checks=StepChecks.external())
 
 ENDED = "The conversation with the user has ended. Reply with your final message."
 _END = object()
@@ -91,7 +90,6 @@ class Tau2Bridge:
     task: Any
     user_llm: str
     user_llm_args: dict[str, Any]
-    max_steps: int = 200
     simulation: Any = None
     error: BaseException | None = None
     _actions: queue.Queue[Any] = field(default_factory=queue.Queue)
@@ -121,7 +119,7 @@ class Tau2Bridge:
             user=user,
             environment=self.environment,
             task=self.task,
-            max_steps=self.max_steps,
+            max_steps=TAU2_MAX_STEPS,
             max_errors=10,
             seed=300,
         )
@@ -205,7 +203,7 @@ class Tau2Bridge:
 
 
 class Tau2Session:
-    """The τ² conversation as an awm :class:`awm_core.session.EnvSession`."""
+    """The τ² conversation as an awm :class:`awm_core.session.EnvInstance` (no database)."""
 
     def __init__(self, bridge: Tau2Bridge) -> None:
         self.bridge = bridge
@@ -227,8 +225,9 @@ class Tau2Session:
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         return await self.bridge.act(name, arguments)
 
-    def snapshot(self) -> bytes:
-        return empty_database()
+    async def snapshot(self) -> None:
+        """None: τ²'s state lives in its own environment, not in an awm database."""
+        return None
 
 
 @dataclass
@@ -308,7 +307,7 @@ async def run_task_awm(
     user_llm: str,
     user_llm_args: dict[str, Any],
     reference: list[Any] | None = None,
-    max_steps: int = 60,
+    settings: EpisodeSettings = TAU2_SETTINGS,
 ) -> Tau2Run:
     """Roll ``task`` out with an awm policy through awm's rollout function."""
     bridge = Tau2Bridge(domain, task, user_llm, user_llm_args)
@@ -325,13 +324,13 @@ async def run_task_awm(
     session = Tau2Session(bridge)
     judge = Tau2Judge(bridge)
     done = await rollout_episode(
-        OneSessionPool(session),
-        NoDatabaseEnvironment(session.env_id),
+        session,
         awm_task,
         policy_for(awm_task),
+        env_id=session.env_id,
+        initial=None,
         judge=judge,
-        max_steps=max_steps,
-        checks=TAU2_CHECKS,
+        settings=settings,
     )
     reward = judge.reward if judge.reward is not None else 0.0
     info = judge.info or {"error": repr(bridge.error) if bridge.error else done.judge_error}

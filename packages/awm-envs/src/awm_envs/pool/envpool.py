@@ -16,9 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from awm_envs.errors import PoolClosedError
+from awm_envs.pool.host import RemoteInstance
 from awm_envs.pool.remote import WorkerPool
 from awm_envs.pool.workers import DEFAULT_CALL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT
 from awm_envs.runtime.environment import Environment, load_environment
+from awm_envs.runtime.instance import Instance
+
+PooledInstance = Instance | RemoteInstance
+"""What a pool hands out: an in-process instance, or one in a sandbox worker or Ray actor;
+both implement :class:`awm_core.session.EnvInstance` and have the same methods."""
 
 
 class EnvPool:
@@ -63,8 +69,8 @@ class EnvPool:
         self.memory_limit = memory_limit
         self.backend = backend
         self.worker_pool: Any = None
-        self._free: asyncio.Queue[Any] = asyncio.Queue()
-        self._all: list[Any] = []
+        self._free: asyncio.Queue[PooledInstance] = asyncio.Queue()
+        self._all: list[PooledInstance] = []
         self._pending: set[asyncio.Task[None]] = set()
         self._started = False
         self._closed = False
@@ -132,7 +138,7 @@ class EnvPool:
         """Instances ready to be acquired now."""
         return self._free.qsize()
 
-    async def acquire(self) -> Any:
+    async def acquire(self) -> PooledInstance:
         """A ready, freshly reset instance; waits while all are in use."""
         if self._closed:
             raise PoolClosedError("the pool is closed")
@@ -140,11 +146,11 @@ class EnvPool:
             await self.start()
         return await self._free.get()
 
-    async def acquire_many(self, n: int) -> list[Any]:
+    async def acquire_many(self, n: int) -> list[PooledInstance]:
         """``n`` instances for a batch (waits until that many are free)."""
         return [await self.acquire() for _ in range(n)]
 
-    async def release(self, instance: Any) -> None:
+    async def release(self, instance: PooledInstance) -> None:
         """Give an instance back; it is reset in the background before it is handed out again."""
         if self._closed:
             return
@@ -152,12 +158,12 @@ class EnvPool:
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
-    async def _recycle(self, instance: Any) -> None:
+    async def _recycle(self, instance: PooledInstance) -> None:
         await instance.reset()
         self._free.put_nowait(instance)
 
     @contextlib.asynccontextmanager
-    async def instance(self) -> AsyncIterator[Any]:
+    async def instance(self) -> AsyncIterator[PooledInstance]:
         """``async with pool.instance() as inst:`` acquire, use, release (and reset)."""
         inst = await self.acquire()
         try:

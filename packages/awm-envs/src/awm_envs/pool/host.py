@@ -162,7 +162,7 @@ def _killed_from_outside(reason: str) -> bool:
 
 
 class RemoteInstance:
-    """An instance living in a sandbox worker (implements ``EnvSession``).
+    """An instance living in a sandbox worker (implements :class:`awm_core.session.EnvInstance`).
 
     Same API as the in-process :class:`~awm_envs.runtime.instance.Instance`:
     every method is async, and each has a ``*_sync`` twin. The twins wait on

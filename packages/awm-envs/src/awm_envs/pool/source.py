@@ -22,7 +22,8 @@ if TYPE_CHECKING:  # pydantic models: imported when a session is opened, not at 
 
 
 class InProcessSession:
-    """An :class:`~awm_envs.runtime.instance.Instance` (or a worker's) as a session with ``aclose()``."""
+    """An :class:`~awm_envs.runtime.instance.Instance` (or a worker's) as an
+    :class:`awm_core.session.EnvInstance` with ``aclose()``."""
 
     def __init__(self, instance: Any) -> None:
         self._instance = instance

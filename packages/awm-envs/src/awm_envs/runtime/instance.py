@@ -35,7 +35,7 @@ _EMA_WEIGHT = 0.2  # of the newest call: one call of 5x the limit marks a tool a
 
 
 class Instance:
-    """An isolated in-process instance (implements :class:`awm_core.session.EnvSession`).
+    """An isolated in-process instance (implements :class:`awm_core.session.EnvInstance`).
 
     The instance API is the same as :class:`~awm_envs.pool.host.RemoteInstance`'s:
     every method (``call_tool``, ``list_tools``, ``snapshot``, ``restore``,

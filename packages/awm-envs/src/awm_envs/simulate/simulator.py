@@ -72,7 +72,8 @@ def _parse_answer(text: str) -> tuple[bool, Any]:
 
 
 class SimulatedInstance:
-    """One simulated instance: its own conversation with the simulator model."""
+    """One simulated instance (an :class:`awm_core.session.EnvInstance`): its own conversation
+    with the simulator model."""
 
     def __init__(self, env: SimulatedEnvironment, instance_id: str | None = None) -> None:
         self.env = env

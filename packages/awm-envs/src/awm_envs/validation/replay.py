@@ -7,33 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any
 
-from awm_core.models import Task, ToolCallStep, ToolResult
-
-
-class _Instance(Protocol):
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult: ...
-    def snapshot(self) -> bytes: ...
-    def close(self) -> None: ...
-
-
-class _RuntimeInstance:
-    """Adapts the runtime's :class:`~awm_envs.runtime.instance.Instance` to the sync calls used here."""
-
-    def __init__(self, inst: Any) -> None:
-        self._inst = inst
-
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        result: ToolResult = self._inst.call_tool_sync(name, arguments)
-        return result
-
-    def snapshot(self) -> bytes:
-        data: bytes = self._inst.snapshot_sync()
-        return data
-
-    def close(self) -> None:
-        self._inst.close_sync()
+from awm_core.models import Task, ToolCallStep
+from awm_core.session import SyncInstance
 
 
 class _RuntimeEnvironment:
@@ -44,9 +21,12 @@ class _RuntimeEnvironment:
         self.tasks: list[Task] = list(env.tasks)
         self.write_tools = {t.name for t in env.tools if (t.method or "GET").upper() != "GET"}
         self.module: ModuleType | None = getattr(getattr(env, "bundle", None), "module", None)
+        self.verifier_source: str | None = env.verifier_source
 
-    def instance(self) -> _Instance:
-        return _RuntimeInstance(self._env.instance())
+    def instance(self) -> SyncInstance:
+        """A fresh in-process instance, driven through its ``*_sync`` methods (no event loop)."""
+        inst: SyncInstance = self._env.instance()
+        return inst
 
 
 def _open_environment(env_dir: Path) -> _RuntimeEnvironment:
@@ -83,14 +63,14 @@ def _replay(
 ) -> _Replay:
     inst = env.instance()
     try:
-        initial = inst.snapshot()
+        initial = inst.snapshot_sync()
         errors: list[str] = []
         results: list[tuple[bool, str | None, Any]] = []
         middle: bytes | None = None
         for i, step in enumerate(steps):
             if i == snapshot_before:
-                middle = inst.snapshot()
-            result = inst.call_tool(step.tool, dict(step.arguments))
+                middle = inst.snapshot_sync()
+            result = inst.call_tool_sync(step.tool, dict(step.arguments))
             results.append((result.is_error, result.error_type, result.content))
             if result.is_error:
                 content = (
@@ -101,9 +81,9 @@ def _replay(
                 errors.append(
                     f"step {i} {step.tool}: {result.error_type or 'error'}: {content[:300]}"
                 )
-        return _Replay(initial, inst.snapshot(), errors, results, middle, snapshot_before)
+        return _Replay(initial, inst.snapshot_sync(), errors, results, middle, snapshot_before)
     finally:
-        inst.close()
+        inst.close_sync()
 
 
 def _without_last_write(
