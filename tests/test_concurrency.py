@@ -39,7 +39,7 @@ lookups = {
     "judges": lambda: sorted(registry.collect(registry.JUDGES)),
     "rewards": lambda: sorted(list_reward_functions()),
     "backends": lambda: sorted(list_backends()),
-    "benchmarks": lambda: registry.list_benchmark_converters(),
+    "benchmarks": lambda: registry.list_benchmarks(),
     "env_sources": lambda: sorted(registry.get_env_sources()),
 }
 N = 8
@@ -75,7 +75,7 @@ def test_every_thread_sees_the_whole_registry_on_first_use(attempt: int) -> None
 MIXED_VERIFIERS = """
 import json, sqlite3
 from concurrent.futures import ThreadPoolExecutor
-from awm_verify.sandbox import SandboxLimits, VerifierPool
+from awm_envs.verifiers.pool import VERIFIER_LIMITS, VerifierPool
 
 def image(cancelled):
     conn = sqlite3.connect(":memory:")
@@ -121,7 +121,7 @@ def run(pool, job):
     r = pool.run(source, initial=initial, final=final, final_answer="done")
     return [r.ok, r.complete, r.signature, r.evidence, r.error and r.error.message]
 
-limits = SandboxLimits(cpu_s=5.0, wall_s=20.0, memory_bytes=256 * 1024 * 1024)
+limits = VERIFIER_LIMITS.with_(cpu_s=5.0, wall_s=20.0, memory_bytes=256 * 1024 * 1024)
 with VerifierPool(size=2, limits=limits) as pool:
     with ThreadPoolExecutor(8) as ex:
         concurrent = list(ex.map(lambda j: run(pool, j), jobs))

@@ -63,9 +63,9 @@ def test_awm_bench_compare_prints_the_deltas(tmp_path: Path) -> None:
 
 
 def test_a_missing_benchmark_package_is_reported_with_its_install_line(tmp_path: Path) -> None:
-    from awm_core.registry import get_benchmark_converter
+    from awm_core.registry import get_benchmark
 
-    if get_benchmark_converter("bfcl").available() is None:
+    if get_benchmark("bfcl").available() is None:
         pytest.skip("bfcl-eval is installed in this venv (its nox session): nothing is missing")
     args = ["bench", "run", "bfcl", "--results", str(tmp_path), "--run", "r"]
     result = CliRunner().invoke(build_cli(), args)

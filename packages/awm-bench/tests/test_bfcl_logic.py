@@ -194,12 +194,12 @@ def test_the_judge_reads_call_tool_calls_back_under_bfcl_names() -> None:
 
 
 def test_bfcl_is_registered_through_the_awm_hook_even_without_bfcl_eval() -> None:
-    from awm_bench.suite import BenchmarkSuite
-    from awm_core.registry import get_benchmark_converter, list_benchmark_converters
+    from awm_core.contracts import Benchmark
+    from awm_core.registry import get_benchmark, list_benchmarks
 
-    assert "bfcl" in list_benchmark_converters()
-    suite = get_benchmark_converter("bfcl")
-    assert isinstance(suite, BenchmarkSuite)
+    assert "bfcl" in list_benchmarks()
+    suite = get_benchmark("bfcl")
+    assert isinstance(suite, Benchmark)
     missing = suite.available()
     if missing is not None:  # this venv has no bfcl-eval: the message says what to install
         assert "awm-bench[bfcl]" in missing

@@ -29,7 +29,7 @@ from awm_bench.mcpu.cases import (
 )
 from awm_bench.mcpu.oracle import OracleBackend, OraclePolicy, reference_steps
 from awm_bench.mcpu.run import mode_summary
-from awm_bench.suite import UnknownSubsetError
+from awm_core.errors import UnknownSubsetError
 from awm_core.models import Complexity, Message, Task
 from awm_core.toolcalls import get_format
 
@@ -225,10 +225,10 @@ def test_convert_writes_task_agent_and_oracle_files(tmp_path: Path) -> None:
 def test_the_plugin_says_how_to_get_mcpuniverses_venv(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from awm_core.registry import get_benchmark_converter
+    from awm_core.registry import get_benchmark
 
     monkeypatch.setenv("AWM_MCPU_PYTHON", str(tmp_path / "missing" / "python"))
-    suite = get_benchmark_converter("mcpuniverse")
+    suite = get_benchmark("mcpuniverse")
     problem = suite.available()
     assert problem is not None
     assert "AWM_MCPU_PYTHON" in problem and "awm_bench.mcpu.upstream --create" in problem

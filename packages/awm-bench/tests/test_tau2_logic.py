@@ -88,11 +88,11 @@ def test_a_corrupted_script_renames_or_drops_in_its_first_call() -> None:
 
 
 def test_tau2_is_registered_through_the_awm_hook_even_without_tau2() -> None:
-    from awm_bench.suite import BenchmarkSuite
-    from awm_core.registry import get_benchmark_converter
+    from awm_core.contracts import Benchmark
+    from awm_core.registry import get_benchmark
 
-    suite = get_benchmark_converter("tau2")
-    assert isinstance(suite, BenchmarkSuite)
+    suite = get_benchmark("tau2")
+    assert isinstance(suite, Benchmark)
     missing = suite.available()
     if missing is not None:
         assert "awm-bench[tau2]" in missing

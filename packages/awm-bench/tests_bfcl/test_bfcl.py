@@ -24,7 +24,7 @@ from awm_bench.bfcl.cases import (
 from awm_bench.bfcl.data import load_cases
 from awm_bench.bfcl.run import DEFAULT_LIMIT, run_bfcl
 from awm_bench.bfcl.scoring import score_case, upstream_overall
-from awm_bench.suite import SuiteConfig
+from awm_core.contracts import BenchmarkConfig
 from awm_core.llm.base import ChatResponse
 from awm_core.llm.http_server import BackgroundServer
 from awm_core.llm.scripted import ScriptedBackend
@@ -39,7 +39,7 @@ def subset() -> list[BfclCase]:
 
 
 def _run(tmp_path: Path, cases: list[BfclCase], mode: str, **kw: Any) -> dict[str, Any]:
-    summary = run_bfcl(SuiteConfig(out=tmp_path / mode, modes=(mode,), **kw), cases)
+    summary = run_bfcl(BenchmarkConfig(out=tmp_path / mode, modes=(mode,), **kw), cases)
     result: dict[str, Any] = summary["modes"][mode]
     return result
 
@@ -114,9 +114,9 @@ def test_positional_ground_truth_arguments_are_named_from_the_tool_classes_signa
 
 def test_convert_writes_case_folders_with_awm_tools_and_oracle_tasks(tmp_path: Path) -> None:
     from awm_core.models import Task, ToolSpec
-    from awm_core.registry import get_benchmark_converter
+    from awm_core.registry import get_benchmark
 
-    folders = get_benchmark_converter("bfcl").convert(tmp_path, limit=1)
+    folders = get_benchmark("bfcl").convert(tmp_path, limit=1)
     assert len(folders) == len(CATEGORIES)
     for folder in folders:
         for turn in json.loads((folder / "tools.json").read_text()):

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from awm_bench.mcpu.cases import TASKS_DIR, McpuTask, load_offline
 from awm_bench.mcpu.run import TASKS_ENV, run_mcpu
 from awm_bench.mcpu.upstream import Driver, available, python
-from awm_bench.suite import SuiteConfig
+from awm_core.contracts import BenchmarkConfig
 from awm_core.llm.base import ChatResponse
 from awm_core.llm.http_server import BackgroundServer
 from awm_core.llm.scripted import ScriptedBackend
@@ -41,7 +41,7 @@ def tasks() -> list[McpuTask]:
 
 
 def _run(tmp_path: Path, tasks: list[McpuTask], mode: str, **kw: Any) -> dict[str, Any]:
-    summary = run_mcpu(SuiteConfig(out=tmp_path / mode, modes=(mode,), **kw), tasks)
+    summary = run_mcpu(BenchmarkConfig(out=tmp_path / mode, modes=(mode,), **kw), tasks)
     result: dict[str, Any] = summary["modes"][mode]
     return result
 
@@ -120,10 +120,10 @@ def test_any_mcp_universe_task_folder_runs_with_its_oracle(
     mine = {k: v for k, v in oracle.items() if k.startswith("echo/")}
     (folder / "oracle.json").write_text(json.dumps(mine))
     monkeypatch.setenv(TASKS_ENV, str(folder))
-    from awm_core.registry import get_benchmark_converter
+    from awm_core.registry import get_benchmark
 
-    config = SuiteConfig(out=tmp_path / "out", modes=("native",))
-    summary = get_benchmark_converter("mcpuniverse").run(config)
+    config = BenchmarkConfig(out=tmp_path / "out", modes=("native",))
+    summary = get_benchmark("mcpuniverse").run(config)
     assert summary["modes"]["native"]["correct"] == summary["modes"]["native"]["cases"] == 2
     assert summary["subset"].startswith(str(folder))
 

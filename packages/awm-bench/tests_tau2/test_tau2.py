@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from awm_bench.suite import SuiteConfig
 from awm_bench.tau2.cases import DOMAINS, pass_hat_k
 from awm_bench.tau2.run import DEFAULT_LIMIT, load_tasks, run_tau2
+from awm_core.contracts import BenchmarkConfig
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,7 @@ def tasks() -> list[tuple[str, Any]]:
 
 
 def _run(tmp_path: Path, tasks: list[tuple[str, Any]], mode: str, **kw: Any) -> dict[str, Any]:
-    summary = run_tau2(SuiteConfig(out=tmp_path / mode, modes=(mode,), **kw), tasks)
+    summary = run_tau2(BenchmarkConfig(out=tmp_path / mode, modes=(mode,), **kw), tasks)
     result: dict[str, Any] = summary["modes"][mode]
     return result
 
@@ -65,6 +65,6 @@ def test_the_oracle_agent_skips_taus_own_greeting() -> None:
 
 
 def test_trials_give_pass_hat_k_per_domain(tmp_path: Path, tasks: list[tuple[str, Any]]) -> None:
-    summary = run_tau2(SuiteConfig(out=tmp_path, modes=("awm",)), tasks[:1], trials=2)
+    summary = run_tau2(BenchmarkConfig(out=tmp_path, modes=("awm",)), tasks[:1], trials=2)
     domain = summary["modes"]["awm"]["domains"][tasks[0][0]]
     assert domain["pass^1"] == domain["pass^2"] == 1.0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,20 +10,19 @@ import pytest
 
 from awm_core import hookimpl
 from awm_core.argcheck import check_arguments
-from awm_core.contracts import BenchmarkConverter, EnvSource, Judge, JudgeRequest
+from awm_core.contracts import Benchmark, BenchmarkConfig, EnvSource, Judge, JudgeRequest
 from awm_core.errors import DuplicateNameError, PluginRegistrationError, UnknownNameError
 from awm_core.models import Verdict, VerdictLabel
 from awm_core.registry import (
-    BENCHMARK_CONVERTERS,
+    BENCHMARKS,
     ENV_SOURCES,
     JUDGES,
     VERIFIER_SIGNATURES,
     collect,
-    get_benchmark_converter,
+    get_benchmark,
     get_env_sources,
     get_judge,
-    get_verifier_signatures,
-    list_benchmark_converters,
+    list_benchmarks,
 )
 from awm_core.toolcalls import validate_call
 
@@ -39,11 +37,19 @@ class _Source:
         return Path("/nowhere") / env_id
 
 
-class _Converter:
+class _Benchmark:
     name = "toy"
+    title = "Toy"
+    modes = ("awm",)
+
+    def available(self) -> str | None:
+        return None
 
     def convert(self, dest: Path, *, limit: int | None = None) -> list[Path]:
         return [dest / "toy"]
+
+    def run(self, config: BenchmarkConfig) -> dict[str, Any]:
+        return {"benchmark": self.name, "modes": {}}
 
 
 class _Judge:
@@ -60,8 +66,8 @@ def test_a_valid_plugin_registers_every_kind(register_plugin: Register) -> None:
             register("toy-source", _Source())
 
         @hookimpl
-        def register_benchmark_converters(self, register: Any) -> None:
-            register("toy", _Converter())
+        def register_benchmarks(self, register: Any) -> None:
+            register("toy", _Benchmark())
 
         @hookimpl
         def register_judges(self, register: Any) -> None:
@@ -69,8 +75,8 @@ def test_a_valid_plugin_registers_every_kind(register_plugin: Register) -> None:
 
     register_plugin(Plugin(), name="toy-plugin")
     assert isinstance(get_env_sources()["toy-source"], EnvSource)
-    assert isinstance(get_benchmark_converter("toy"), BenchmarkConverter)
-    assert "toy" in list_benchmark_converters()
+    assert isinstance(get_benchmark("toy"), Benchmark)
+    assert "toy" in list_benchmarks()
     judge = get_judge("always")
     assert isinstance(judge, Judge) and judge.name == "always"
 
@@ -79,7 +85,7 @@ def test_a_valid_plugin_registers_every_kind(register_plugin: Register) -> None:
     ("hook", "thing", "kind", "says"),
     [
         ("register_env_sources", object(), ENV_SOURCES, "missing: list_ids, path"),
-        ("register_benchmark_converters", _Source(), BENCHMARK_CONVERTERS, "missing: convert"),
+        ("register_benchmarks", _Source(), BENCHMARKS, "missing: available, convert, run"),
         ("register_judges", "code", JUDGES, "expected a judge factory"),
         ("register_verifier_signatures", _Judge(), VERIFIER_SIGNATURES, "VerifierSignature"),
     ],
@@ -135,43 +141,6 @@ def test_a_factory_that_builds_no_judge_is_reported(register_plugin: Register) -
         get_judge("broken")
     with pytest.raises(UnknownNameError, match="unknown judge 'nope'"):
         get_judge("nope")
-
-
-def test_the_old_register_verifiers_hook_still_works_with_a_warning(
-    register_plugin: Register,
-) -> None:
-    builtin = get_verifier_signatures()[0]
-
-    class Old:
-        @hookimpl
-        def register_verifiers(self, register: Any) -> None:
-            register("old-style", _Renamed(builtin))
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        register_plugin(Old(), name="old-plugin")
-    assert any("register_verifier_signatures" in str(w.message) for w in caught)
-    assert "old-style" in {s.name for s in get_verifier_signatures()}
-
-
-class _Renamed:
-    """A verifier signature that behaves like another under a new name."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.call_style = inner.call_style
-        self.passes_final_answer = inner.passes_final_answer
-        self.priority = 1000
-
-    @property
-    def name(self) -> str:
-        return "old-style"
-
-    def matches(self, function_name: str, params: list[str]) -> bool:
-        return False
-
-    def interpret(self, raw: Any) -> tuple[bool | None, dict[str, Any]]:
-        return self._inner.interpret(raw)  # type: ignore[no-any-return]
 
 
 def test_one_argument_checker_reaches_the_agent() -> None:

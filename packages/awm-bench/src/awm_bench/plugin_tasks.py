@@ -6,7 +6,7 @@ from awm_core.hookspecs import Register, hookimpl
 
 
 @hookimpl
-def register_benchmark_converters(register: Register) -> None:
+def register_benchmarks(register: Register) -> None:
     """``tasks``: Pass@1 by complexity on the catalog environments."""
     from awm_bench.tasks_suite import AwmTasksBenchmark
 

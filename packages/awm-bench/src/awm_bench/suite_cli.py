@@ -6,25 +6,27 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from awm_core.contracts import Benchmark
 
 DEFAULT_RESULTS = Path("bench-results")
 
 
-def _suites() -> dict[str, Any]:
-    from awm_bench.suite import BenchmarkSuite
-    from awm_core.registry import BENCHMARK_CONVERTERS, collect
+def _suites() -> dict[str, Benchmark]:
+    from awm_core.registry import BENCHMARKS, collect
 
-    return {n: c for n, c in collect(BENCHMARK_CONVERTERS).items() if isinstance(c, BenchmarkSuite)}
+    return collect(BENCHMARKS)
 
 
 @click.command(name="list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_command(as_json: bool) -> None:
     """The benchmarks installed plugins offer, and whether each can run here."""
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"name": n, "title": s.title, "modes": list(s.modes), "missing": s.available()}
         for n, s in sorted(_suites().items())
     ]
@@ -130,7 +132,8 @@ def run_command(
     run without asking the model again.
     """
     from awm_bench.report import build_report
-    from awm_bench.suite import MODES, SuiteConfig, UnknownSubsetError
+    from awm_core.contracts import BENCHMARK_MODES, BenchmarkConfig
+    from awm_core.errors import UnknownSubsetError
 
     suites = _suites()
     unknown = [n for n in names if n not in suites]
@@ -146,10 +149,10 @@ def run_command(
             click.echo(f"{name}: {missing}", err=True)
             failed = True
             continue
-        config = SuiteConfig(
+        config = BenchmarkConfig(
             out=run_dir / name / model_slug(model, corrupt),
             model=model,
-            modes=tuple(m for m in (modes or MODES) if m in suite.modes),
+            modes=tuple(m for m in (modes or BENCHMARK_MODES) if m in suite.modes),
             full=full,
             limit=limit,
             corruption=corrupt,

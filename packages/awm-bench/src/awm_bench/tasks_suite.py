@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from awm_bench.suite import SuiteConfig
+from awm_core.contracts import BenchmarkConfig
 
 DEFAULT_ENVS = ("shop", "bank")
 
@@ -42,10 +42,11 @@ class AwmTasksBenchmark:
             out.append(target)
         return out
 
-    def run(self, config: SuiteConfig) -> dict[str, Any]:
+    def run(self, config: BenchmarkConfig) -> dict[str, Any]:
         from awm_bench.evaluate import BUCKETS, PolicyFactory, evaluate_environment
-        from awm_core.contracts import Judge
-        from awm_core.episode import ActingPolicy, Policy, ReferencePolicy
+        from awm_bench.journal import Journal
+        from awm_core.contracts import Judge, default_judge
+        from awm_core.episode import ActingPolicy, EpisodeSettings, Policy, ReferencePolicy
         from awm_core.models import Task
         from awm_envs import catalog_env_ids, load_environment
         from awm_verify import get_judge
@@ -54,36 +55,30 @@ class AwmTasksBenchmark:
         envs = sorted(catalog_env_ids()) if config.full else list(DEFAULT_ENVS)
         if config.only:
             envs = list(config.only)
-        path = config.out / "awm.jsonl"
-        done = {}
-        if path.exists():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                try:
-                    row = json.loads(line)
-                    done[row["env_id"]] = row
-                except (ValueError, KeyError):
-                    continue
+        journal = Journal(
+            config.out / "awm.jsonl", "env_id", envs, label="tasks awm", progress=config.progress
+        )
+        # an OpenAI-compatible model under test is the judge model too; others judge by code
+        judge_model = config.model if config.model.startswith("openai:") else None
+        options = {"model": judge_model} if judge_model else {}
+        judge: Judge = get_judge(default_judge(judge_model), **options)
         factory: PolicyFactory
-        judge: Judge = get_judge("code")
         if config.model == "oracle":
             factory = ReferencePolicy
         else:
-            from awm_bench.cache import CachingBackend
             from awm_core.llm import get_backend
+            from awm_core.llm.cache import CachingBackend, ResponseCache
 
-            backend = CachingBackend(get_backend(config.model), config.out / "cache" / "awm.jsonl")
+            cache = ResponseCache(config.out / "cache" / "awm")
+            backend = CachingBackend(get_backend(config.model), cache)
 
             def model_policy(task: Task) -> ActingPolicy:
                 return Policy(backend, temperature=0.0)
 
             factory = model_policy
-            if config.model.startswith("openai:"):
-                judge = get_judge("code+llm", model=config.model)
         started = time.perf_counter()
         loop = asyncio.new_event_loop()  # one loop: a backend's HTTP client lives on its loop
-        for n, env_id in enumerate(envs, start=1):
-            if env_id in done:
-                continue
+        for env_id in journal.todo():
             environment = load_environment(env_id)
             chosen = environment.tasks if config.full else environment.tasks[: config.limit]
             report = loop.run_until_complete(
@@ -92,19 +87,14 @@ class AwmTasksBenchmark:
                     factory,
                     tasks=chosen,
                     judge=judge,
-                    max_steps=config.max_steps,
+                    settings=EpisodeSettings(max_steps=config.max_steps),
                 )
             )
-            row = report.to_json()
-            done[env_id] = row
-            with path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(row, default=str) + "\n")
-            if config.progress:
-                config.progress("tasks awm", n, len(envs))
+            journal.add(report.to_json())
         loop.close()
         passed: dict[str, list[int]] = {b: [0, 0] for b in BUCKETS}
         for env_id in envs:
-            for b, v in done[env_id]["pass_rate_by_complexity"].items():
+            for b, v in journal.done[env_id]["pass_rate_by_complexity"].items():
                 passed[b][0] += v["passed"]
                 passed[b][1] += v["total"]
         total = [sum(v[0] for v in passed.values()), sum(v[1] for v in passed.values())]

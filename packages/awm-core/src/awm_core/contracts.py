@@ -1,7 +1,7 @@
 """What a plugin implements, for every kind of thing awm looks up by name.
 
 A plugin that adds an LLM backend, an environment source, a verifier signature,
-a judge, a reward function or a benchmark converter types against this module
+a judge, a reward function or a benchmark types against this module
 and depends on awm-core alone. The registry (:mod:`awm_core.registry`) checks
 each registration against these protocols, so a wrong object fails when its
 plugin registers it, with the plugin's name, not later at a lookup far away.
@@ -20,17 +20,24 @@ from awm_core.models import Reward, Task, Trajectory, Verdict, VerifierResult
 from awm_core.session import EnvSession
 
 __all__ = [
+    "CODE_JUDGE",
+    "DEFAULT_JUDGE",
     "BackendFactory",
-    "BenchmarkConverter",
+    "BENCHMARK_MODES",
+    "Benchmark",
+    "BenchmarkConfig",
     "CallStyle",
     "EnvSource",
     "Judge",
     "JudgeFactory",
     "JudgeRequest",
     "LLMBackend",
+    "Progress",
     "RewardFunction",
     "SessionSource",
     "VerifierSignature",
+    "default_judge",
+    "require_available",
 ]
 
 # --------------------------------------------------------------------------- LLM backends
@@ -129,6 +136,22 @@ class Judge(Protocol):
 JudgeFactory = Callable[..., Judge]
 """``factory(**options) -> Judge``; a judge class is a factory."""
 
+DEFAULT_JUDGE = "code+llm"
+"""The judge when none is named and a judge model is given: the paper's code-augmented judge."""
+
+CODE_JUDGE = "code"
+"""The judge that needs no model (the verifier's verdict alone); the default without one."""
+
+
+def default_judge(model: str | None) -> str:
+    """The judge to use when none is named: :data:`DEFAULT_JUDGE` given a judge model, else code.
+
+    A judge that asks an LLM cannot be the default where no model is configured, so
+    rollouts that take no model (``rollout_episode``, ``TaskEnv``, training, ``awm
+    bench``) judge with :data:`CODE_JUDGE`, and commands that take one use this.
+    """
+    return DEFAULT_JUDGE if model else CODE_JUDGE
+
 
 class RewardFunction(Protocol):
     """Turns a verdict (and the trajectory it judged) into a scalar reward."""
@@ -138,17 +161,76 @@ class RewardFunction(Protocol):
 
 # --------------------------------------------------------------------------- benchmarks
 
+BENCHMARK_MODES: tuple[str, ...] = ("awm", "native")
+"""``native``: the benchmark's own harness and prompts, the model behind an
+OpenAI-compatible endpoint; ``awm``: its tasks and tools behind list_tools/call_tool
+in awm's episode loop."""
+
+Progress = Callable[[str, int, int], None]
+"""``progress(label, done, total)``, called as cases finish."""
+
+
+@dataclass(frozen=True)
+class BenchmarkConfig:
+    """One run of one benchmark (what ``awm bench run`` passes to :meth:`Benchmark.run`).
+
+    ``model``: ``oracle`` (the benchmark's ground truth, to prove the converter) or an
+    awm backend spec (``openai:NAME``, ``local:smollm2``). ``limit``: cases per
+    category in the default offline subset; ``full`` runs everything. ``corruption``
+    breaks the oracle on purpose (tests prove a converter notices). ``only`` keeps
+    these categories (BFCL), domains (tau2) or environments (tasks); ``trials``
+    runs of each task give pass^1..pass^trials (tau2). ``tasks``: a benchmark's own
+    task file or folder to run instead of the offline set (MCP-Universe).
+    """
+
+    out: Path
+    model: str = "oracle"
+    modes: tuple[str, ...] = BENCHMARK_MODES
+    full: bool = False
+    limit: int | None = None
+    corruption: str | None = None
+    max_steps: int = 20
+    only: tuple[str, ...] = ()
+    trials: int = 1
+    user_model: str | None = None
+    tasks: Path | None = None
+    progress: Progress | None = None
+
 
 @runtime_checkable
-class BenchmarkConverter(Protocol):
-    """Brings an external benchmark (BFCLv3, τ²-bench, MCP-Universe, ...) into awm.
+class Benchmark(Protocol):
+    """An external benchmark (BFCLv3, τ²-bench, MCP-Universe, awm's own tasks) that
+    ``awm bench run`` and ``nox -s bench`` run, in its modes.
 
-    ``convert`` writes the benchmark's cases as awm bundles, so that the same agent
-    loop, verifiers and rewards run on them as on awm's own environments.
+    The benchmark's own package is optional: ``available()`` says what to install
+    when it is missing, and nothing should import it before ``convert`` or ``run``
+    (raise :class:`awm_core.errors.BenchmarkUnavailableError` there when it is
+    missing; :class:`awm_core.errors.UnknownSubsetError` for an ``only`` it lacks).
     """
 
     name: str
+    title: str
+    modes: tuple[str, ...]
+
+    def available(self) -> str | None:
+        """None when it can run here; else what to install."""
+        ...
 
     def convert(self, dest: Path, *, limit: int | None = None) -> list[Path]:
-        """Write up to ``limit`` cases as bundles under ``dest``; return their folders."""
+        """Write up to ``limit`` cases under ``dest``, one folder each (an awm bundle, or
+        the benchmark's own case files where its tools are not an app); return them."""
         ...
+
+    def run(self, config: BenchmarkConfig) -> dict[str, Any]:
+        """Run, write ``config.out``, return the summary (also ``config.out/summary.json``)."""
+        ...
+
+
+def require_available(benchmark: Benchmark) -> None:
+    """Raise :class:`~awm_core.errors.BenchmarkUnavailableError` with the benchmark's
+    ``available()`` install hint, when it cannot run here."""
+    from awm_core.errors import BenchmarkUnavailableError
+
+    problem = benchmark.available()
+    if problem:
+        raise BenchmarkUnavailableError(problem)

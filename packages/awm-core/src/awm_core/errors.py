@@ -50,3 +50,11 @@ class SchemaNotFoundError(UnknownNameError):
 
     def __init__(self, name: str, known: list[str]) -> None:
         super().__init__("schema", name, known)
+
+
+class BenchmarkUnavailableError(AWMError):
+    """A benchmark's package is not installed; the message says what to install."""
+
+
+class UnknownSubsetError(AWMError, ValueError):
+    """``--only`` names a category, domain or environment the benchmark does not have."""

@@ -56,16 +56,6 @@ def register_verifier_signatures(register: Register) -> None:
     """
 
 
-@hookspec(
-    warn_on_impl=DeprecationWarning(
-        "the register_verifiers hook is renamed register_verifier_signatures "
-        "(it registers verifier signatures, not verifiers); the old name is removed in awm 0.3"
-    )
-)
-def register_verifiers(register: Register) -> None:
-    """Deprecated name of :func:`register_verifier_signatures`; still honoured until awm 0.3."""
-
-
 @hookspec
 def register_judges(register: Register) -> None:
     """Called when a judge is chosen by name (``code``, ``llm``, ``code+llm``).
@@ -85,11 +75,11 @@ def register_reward_functions(register: Register) -> None:
 
 
 @hookspec
-def register_benchmark_converters(register: Register) -> None:
-    """Called when ``awm bench`` or ``nox -s bench`` looks up a benchmark.
+def register_benchmarks(register: Register) -> None:
+    """Called when ``awm bench list|run`` or ``nox -s bench`` looks up a benchmark.
 
-    Register ``(name, converter)``: an :class:`awm_core.contracts.BenchmarkConverter`
-    that writes the benchmark's cases as awm bundles.
+    Register ``(name, benchmark)``: an :class:`awm_core.contracts.Benchmark`
+    (``available()``, ``convert(dest, limit=)`` and ``run(config)``).
     """
 
 

@@ -20,7 +20,7 @@ from awm_core.plugins import load_plugins, pm
 if TYPE_CHECKING:
     from awm_core.contracts import (
         BackendFactory,
-        BenchmarkConverter,
+        Benchmark,
         EnvSource,
         Judge,
         JudgeFactory,
@@ -33,10 +33,10 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Kind(Generic[T]):
-    """One kind of registrable thing: its label, its hook(s) and its registration check."""
+    """One kind of registrable thing: its label, its hook and its registration check."""
 
     label: str
-    hooks: tuple[str, ...]  # the current hook first; older names still honoured after it
+    hook: str
     problem: Callable[[object], str | None]  # why ``thing`` is not a valid one, or None
 
     def __repr__(self) -> str:
@@ -70,30 +70,26 @@ def _implements(protocol_name: str) -> Callable[[object], str | None]:
 
 LLM_BACKENDS: Kind[BackendFactory] = Kind(
     "llm backend",
-    ("register_llm_backends",),
+    "register_llm_backends",
     _callable("a factory(model, **options) -> LLMBackend"),
 )
 ENV_SOURCES: Kind[EnvSource] = Kind(
-    "environment source", ("register_env_sources",), _implements("EnvSource")
+    "environment source", "register_env_sources", _implements("EnvSource")
 )
 VERIFIER_SIGNATURES: Kind[VerifierSignature] = Kind(
     "verifier signature",
-    ("register_verifier_signatures", "register_verifiers"),
+    "register_verifier_signatures",
     _implements("VerifierSignature"),
 )
 JUDGES: Kind[JudgeFactory] = Kind(
-    "judge", ("register_judges",), _callable("a judge factory(**options) -> Judge")
+    "judge", "register_judges", _callable("a judge factory(**options) -> Judge")
 )
 REWARD_FUNCTIONS: Kind[RewardFunction] = Kind(
     "reward function",
-    ("register_reward_functions",),
+    "register_reward_functions",
     _callable("a reward function(verdict, trajectory) -> Reward"),
 )
-BENCHMARK_CONVERTERS: Kind[BenchmarkConverter] = Kind(
-    "benchmark converter",
-    ("register_benchmark_converters",),
-    _implements("BenchmarkConverter"),
-)
+BENCHMARKS: Kind[Benchmark] = Kind("benchmark", "register_benchmarks", _implements("Benchmark"))
 
 KINDS: tuple[Kind[Any], ...] = (
     LLM_BACKENDS,
@@ -101,7 +97,7 @@ KINDS: tuple[Kind[Any], ...] = (
     VERIFIER_SIGNATURES,
     JUDGES,
     REWARD_FUNCTIONS,
-    BENCHMARK_CONVERTERS,
+    BENCHMARKS,
 )
 
 
@@ -115,35 +111,33 @@ def _collect(kind: Kind[T]) -> tuple[dict[str, T], dict[str, str]]:
     load_plugins()
     found: dict[str, T] = {}
     owner: dict[str, str] = {}
-    for hook_name in kind.hooks:
-        hook = getattr(pm.hook, hook_name)
-        # oldest registration first, like pluggy's own call order reversed: first come, first named
-        for impl in reversed(hook.get_hookimpls()):
-            plugin = impl.plugin_name
+    # oldest registration first, like pluggy's own call order reversed: first come, first named
+    for impl in reversed(getattr(pm.hook, kind.hook).get_hookimpls()):
+        plugin = impl.plugin_name
 
-            def register(name: str, thing: Any, /, *, _plugin: str = plugin) -> None:
-                if not isinstance(name, str) or not name:
-                    raise PluginRegistrationError(
-                        _plugin, kind.label, repr(name), "the name must be a non-empty string"
-                    )
-                if name in found:
-                    raise DuplicateNameError(
-                        f"two plugins registered the {kind.label} {name!r}: "
-                        f"{owner[name]!r} and {_plugin!r}"
-                    )
-                problem = kind.problem(thing)
-                if problem is not None:
-                    raise PluginRegistrationError(_plugin, kind.label, name, problem)
-                found[name] = cast(T, thing)
-                owner[name] = _plugin
+        def register(name: str, thing: Any, /, *, _plugin: str = plugin) -> None:
+            if not isinstance(name, str) or not name:
+                raise PluginRegistrationError(
+                    _plugin, kind.label, repr(name), "the name must be a non-empty string"
+                )
+            if name in found:
+                raise DuplicateNameError(
+                    f"two plugins registered the {kind.label} {name!r}: "
+                    f"{owner[name]!r} and {_plugin!r}"
+                )
+            problem = kind.problem(thing)
+            if problem is not None:
+                raise PluginRegistrationError(_plugin, kind.label, name, problem)
+            found[name] = cast(T, thing)
+            owner[name] = _plugin
 
-            try:
-                impl.function(register=register)
-            except (PluginRegistrationError, DuplicateNameError):
-                raise
-            except Exception as exc:
-                exc.add_note(f"raised by the awm plugin {plugin!r} in its {hook_name} hook")
-                raise
+        try:
+            impl.function(register=register)
+        except (PluginRegistrationError, DuplicateNameError):
+            raise
+        except Exception as exc:
+            exc.add_note(f"raised by the awm plugin {plugin!r} in its {kind.hook} hook")
+            raise
     return found, owner
 
 
@@ -187,10 +181,11 @@ def get_verifier_signatures() -> list[VerifierSignature]:
     return sorted(collect(VERIFIER_SIGNATURES).values(), key=lambda s: (s.priority, s.name))
 
 
-def get_benchmark_converter(name: str) -> BenchmarkConverter:
-    """The benchmark converter registered as ``name`` (``bfcl``, ``tau2``, ...)."""
-    return lookup(BENCHMARK_CONVERTERS, name)
+def get_benchmark(name: str) -> Benchmark:
+    """The benchmark registered as ``name`` (``bfcl``, ``tau2``, ...)."""
+    return lookup(BENCHMARKS, name)
 
 
-def list_benchmark_converters() -> list[str]:
-    return sorted(collect(BENCHMARK_CONVERTERS))
+def list_benchmarks() -> list[str]:
+    """The names of every registered benchmark, sorted."""
+    return sorted(collect(BENCHMARKS))

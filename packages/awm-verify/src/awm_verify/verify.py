@@ -31,7 +31,7 @@ from awm_core.models import (
     VerifierResult,
 )
 from awm_core.snapshot import DatabaseSource, load_image
-from awm_envs.verifiers import VerifierPool, default_pool
+from awm_envs.verifiers.pool import VerifierPool, default_pool
 from awm_verify.judge import JudgeError, get_judge
 from awm_verify.rewards import RewardFn, resolve_reward
 
@@ -77,39 +77,33 @@ async def verify_episode(
 
     An environment without a database (``initial`` or ``final`` None: a benchmark
     whose state lives in its own classes) has no diff, and its verifier is not run:
-    the verification says so and the judge decides. Raises :class:`JudgeError` only when the judge cannot decide at all (no model,
-    the model never answered usably); verifier failures are evidence, not errors.
+    the verification says so and the judge decides. Raises :class:`JudgeError` only
+    when the judge cannot decide at all (no model, the model never answered usably);
+    verifier failures are evidence, not errors.
     """
     judge_obj = get_judge(judge) if isinstance(judge, str) else judge
     reward_fn = resolve_reward(reward) if isinstance(reward, str) else reward
-    if initial is None or final is None:
-        no_db = None if verifier_source is None else _not_run(task)
-        verdict = await judge_obj.judge(JudgeRequest(task, trajectory, no_db, None))
-        return VerificationReport(
-            env_id=trajectory.env_id,
-            task_id=task.id,
-            verdict=verdict,
-            reward=reward_fn(verdict, trajectory),
-            verification=no_db,
-            diff=None,
-        )
-    before, after = load_image(initial), load_image(final)
-    diff_task = asyncio.to_thread(diff_images, before, after)
+    diff: DatabaseDiff | None = None
     verification: VerifierResult | None = None
-    if verifier_source is not None:
-        runner = pool or default_pool()
-        diff, verification = await asyncio.gather(
-            diff_task,
-            runner.arun(
-                verifier_source,
-                initial=before,
-                final=after,
-                function=task.verifier,
-                final_answer=trajectory.final_answer,
-            ),
-        )
+    if initial is None or final is None:
+        verification = None if verifier_source is None else _not_run(task)
     else:
-        diff = await diff_task
+        before, after = load_image(initial), load_image(final)
+        diff_task = asyncio.to_thread(diff_images, before, after)
+        if verifier_source is not None:
+            runner = pool or default_pool()
+            diff, verification = await asyncio.gather(
+                diff_task,
+                runner.arun(
+                    verifier_source,
+                    initial=before,
+                    final=after,
+                    function=task.verifier,
+                    final_answer=trajectory.final_answer,
+                ),
+            )
+        else:
+            diff = await diff_task
     verdict = await judge_obj.judge(JudgeRequest(task, trajectory, verification, diff))
     return VerificationReport(
         env_id=trajectory.env_id,

@@ -8,7 +8,8 @@ from typing import Any
 
 from awm_bench.bfcl.cases import CATEGORIES, oracle_task
 from awm_bench.bfcl.upstream import available
-from awm_bench.suite import MODES, SuiteConfig, UnknownSubsetError, require
+from awm_core.contracts import BENCHMARK_MODES, BenchmarkConfig, require_available
+from awm_core.errors import UnknownSubsetError
 
 
 class BfclBenchmark:
@@ -16,7 +17,7 @@ class BfclBenchmark:
 
     name = "bfcl"
     title = "BFCLv3"
-    modes = MODES
+    modes = BENCHMARK_MODES
 
     def available(self) -> str | None:
         """None when bfcl-eval 2025.8.6.2 is importable; else the install line."""
@@ -28,7 +29,7 @@ class BfclBenchmark:
         specs, per turn for multi-turn) and ``tasks.json`` (one awm task per turn, the
         oracle's calls as the reference solution). The tools run in
         :class:`awm_bench.bfcl.episode.BfclSession`, not in an ``app.py``."""
-        require(self.available)
+        require_available(self)
         import asyncio
 
         from awm_bench.bfcl.data import load_cases
@@ -55,9 +56,9 @@ class BfclBenchmark:
             written.append(folder)
         return written
 
-    def run(self, config: SuiteConfig) -> dict[str, Any]:
+    def run(self, config: BenchmarkConfig) -> dict[str, Any]:
         """Run the default subset (``config.limit`` per category) or everything."""
-        require(self.available)
+        require_available(self)
         from awm_bench.bfcl.data import load_cases
         from awm_bench.bfcl.run import DEFAULT_LIMIT, run_bfcl
 

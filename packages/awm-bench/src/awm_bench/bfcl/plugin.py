@@ -10,7 +10,7 @@ from awm_core.hookspecs import Register, hookimpl
 
 
 @hookimpl
-def register_benchmark_converters(register: Register) -> None:
+def register_benchmarks(register: Register) -> None:
     """``bfcl``: BFCLv3 on bfcl-eval 2025.8.6.2 (the ``awm-bench[bfcl]`` extra)."""
     from awm_bench.bfcl.converter import BfclBenchmark
 

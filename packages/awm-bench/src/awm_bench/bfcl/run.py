@@ -6,33 +6,30 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from awm_bench.bfcl.cases import CATEGORIES, ORACLE_UNREACHABLE, BfclCase, overall
 from awm_bench.bfcl.scoring import CaseScore, category_scores, score_case
-from awm_bench.cache import CachingBackend, rows_by
-from awm_bench.suite import SuiteConfig
+from awm_bench.journal import Journal
+from awm_core.contracts import BenchmarkConfig
 from awm_core.episode import ActingPolicy, Policy, ReferencePolicy
 from awm_core.llm.base import LLMBackend
+from awm_core.llm.cache import CachingBackend, ResponseCache
 from awm_core.models import Task
 
 DEFAULT_LIMIT = 2
 """Cases per category in the default offline subset (17 categories)."""
 
 
-def _append(path: Path, row: dict[str, Any]) -> None:
-    with path.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(row, default=str) + "\n")
-
-
-def _backend(config: SuiteConfig, cache: Path) -> LLMBackend:
+def _backend(config: BenchmarkConfig, cache: Path) -> LLMBackend:
     from awm_core.llm import get_backend
 
-    return CachingBackend(get_backend(config.model), cache)
+    return CachingBackend(get_backend(config.model), ResponseCache(cache))
 
 
-def run_bfcl(config: SuiteConfig, cases: list[BfclCase]) -> dict[str, Any]:
+def run_bfcl(config: BenchmarkConfig, cases: list[BfclCase]) -> dict[str, Any]:
     """Run ``cases`` in each of ``config.modes``; write ``MODE.jsonl`` and ``summary.json``."""
     config.out.mkdir(parents=True, exist_ok=True)
     summary: dict[str, Any] = {
@@ -46,15 +43,18 @@ def run_bfcl(config: SuiteConfig, cases: list[BfclCase]) -> dict[str, Any]:
     }
     for mode in config.modes:
         started = time.perf_counter()
-        path = config.out / f"{mode}.jsonl"
-        done = rows_by(path, "case_id")
-        todo = [c for c in cases if c.id not in done]
-        tick = _ticker(config, f"bfcl {mode}", len(cases) - len(todo), len(cases))
+        journal = Journal(
+            config.out / f"{mode}.jsonl",
+            "case_id",
+            (c.id for c in cases),
+            label=f"bfcl {mode}",
+            progress=config.progress,
+        )
+        todo = [c for c in cases if c.id not in journal]
         runner = _run_awm if mode == "awm" else _run_native
-        for row in runner(config, todo, tick):
-            _append(path, row)
-            done[row["case_id"]] = row
-        rows = [done[c.id] for c in cases if c.id in done]
+        for row in runner(config, todo):
+            journal.add(row)
+        rows = journal.rows()
         scores = [CaseScore(r["case_id"], r["category"], r["valid"]) for r in rows]
         cats = category_scores(scores)
         reachable = [r for r in rows if r["case_id"] not in ORACLE_UNREACHABLE]
@@ -76,14 +76,6 @@ def run_bfcl(config: SuiteConfig, cases: list[BfclCase]) -> dict[str, Any]:
     return summary
 
 
-def _ticker(config: SuiteConfig, label: str, already: int, total: int) -> Callable[[int], None]:
-    def tick(n: int) -> None:
-        if config.progress is not None:
-            config.progress(label, already + n, total)
-
-    return tick
-
-
 def _row(
     case: BfclCase, score: CaseScore, output: Any, wall_s: float, **extra: Any
 ) -> dict[str, Any]:
@@ -96,50 +88,47 @@ def _row(
     }
 
 
-def _run_awm(config: SuiteConfig, cases: list[BfclCase], tick: Callable[[int], None]) -> Any:
-    from awm_bench.bfcl.episode import run_case
+def _run_awm(config: BenchmarkConfig, cases: list[BfclCase]) -> Any:
+    from awm_bench.bfcl.episode import BFCL_SETTINGS, run_case
 
     policy_for: Callable[[Task], ActingPolicy]
     if config.model == "oracle":
         policy_for = ReferencePolicy
     else:
-        backend = _backend(config, config.out / "cache" / "awm.jsonl")
+        backend = _backend(config, config.out / "cache" / "awm")
 
         def policy_for(task: Task) -> ActingPolicy:
             return Policy(backend, temperature=0.0)
 
     # one event loop for the whole run: a backend's HTTP client lives on the loop it was made on
+    settings = replace(BFCL_SETTINGS, max_steps=config.max_steps)
     loop = asyncio.new_event_loop()
     try:
-        for n, case in enumerate(cases, start=1):
+        for case in cases:
             started = time.perf_counter()
             run = loop.run_until_complete(
-                run_case(case, policy_for, max_steps=config.max_steps, corruption=config.corruption)
+                run_case(case, policy_for, settings=settings, corruption=config.corruption)
             )
             steps = sum(len(t.steps) for t in run.trajectories)
             yield _row(case, run.score, run.output, time.perf_counter() - started, steps=steps)
-            tick(n)
     finally:
         loop.close()
 
 
-def _run_native(config: SuiteConfig, cases: list[BfclCase], tick: Callable[[int], None]) -> Any:
+def _run_native(config: BenchmarkConfig, cases: list[BfclCase]) -> Any:
     from awm_bench.bfcl.native import OracleBackend, infer
     from awm_core.llm.http_server import BackgroundServer
     from awm_core.llm.serve import build_backend_app
 
     oracle = OracleBackend(corruption=config.corruption)
     backend: LLMBackend = (
-        oracle
-        if config.model == "oracle"
-        else _backend(config, config.out / "cache" / "native.jsonl")
+        oracle if config.model == "oracle" else _backend(config, config.out / "cache" / "native")
     )
     served = "bfcl-oracle" if config.model == "oracle" else config.model.replace(":", "-")
     with BackgroundServer(build_backend_app(backend, model_name=served)) as server:
-        for n, case in enumerate(cases, start=1):
+        for case in cases:
             oracle.case = case
             started = time.perf_counter()
             output = infer(case, base_url=server.base_url, model=served)
             score = score_case(case, output, mode="native")
             yield _row(case, score, output, time.perf_counter() - started)
-            tick(n)

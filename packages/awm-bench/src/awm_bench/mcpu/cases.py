@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from awm_bench.suite import UnknownSubsetError
+from awm_core.errors import UnknownSubsetError
 
 TASKS_DIR = Path(__file__).parent / "tasks"
 """awm's offline task set (awm-authored, in MCP-Universe's format; see its README)."""

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from awm_bench.suite import MODES, SuiteConfig, require
+from awm_core.contracts import BENCHMARK_MODES, BenchmarkConfig, require_available
 
 
 class McpuBenchmark:
@@ -15,7 +15,7 @@ class McpuBenchmark:
 
     name = "mcpuniverse"
     title = "MCP-Universe"
-    modes = MODES
+    modes = BENCHMARK_MODES
 
     def available(self) -> str | None:
         from awm_bench.mcpu.upstream import available
@@ -45,8 +45,8 @@ class McpuBenchmark:
             written.append(folder)
         return written
 
-    def run(self, config: SuiteConfig) -> dict[str, Any]:
-        require(self.available)
+    def run(self, config: BenchmarkConfig) -> dict[str, Any]:
+        require_available(self)
         from awm_bench.mcpu.run import load_tasks, run_mcpu
 
         return run_mcpu(config, load_tasks(config))

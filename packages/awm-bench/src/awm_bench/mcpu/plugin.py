@@ -7,7 +7,7 @@ from awm_core.hookspecs import Register, hookimpl
 
 
 @hookimpl
-def register_benchmark_converters(register: Register) -> None:
+def register_benchmarks(register: Register) -> None:
     """``mcpuniverse``: MCP-Universe on mcpuniverse 1.1.3 (driven in its own venv)."""
     from awm_bench.mcpu.converter import McpuBenchmark
 

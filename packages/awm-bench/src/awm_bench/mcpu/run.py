@@ -7,10 +7,11 @@ import json
 import os
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from awm_bench.cache import CachingBackend, rows_by
+from awm_bench.journal import Journal
 from awm_bench.mcpu.cases import (
     DOMAINS,
     McpuTask,
@@ -24,9 +25,10 @@ from awm_bench.mcpu.cases import (
 )
 from awm_bench.mcpu.oracle import NO_GROUND_TRUTH, OracleBackend, OraclePolicy, reference_steps
 from awm_bench.mcpu.upstream import Driver
-from awm_bench.suite import SuiteConfig
+from awm_core.contracts import BenchmarkConfig
 from awm_core.episode import ActingPolicy, Policy
 from awm_core.llm.base import LLMBackend
+from awm_core.llm.cache import CachingBackend, ResponseCache
 from awm_core.models import Task
 
 TASKS_ENV = "AWM_MCPU_TASKS"
@@ -39,7 +41,7 @@ NATIVE_MODEL = "agent"
 """The name awm's endpoint serves the model under, for MCP-Universe's ``openai`` LLM."""
 
 
-def load_tasks(config: SuiteConfig) -> list[McpuTask]:
+def load_tasks(config: BenchmarkConfig) -> list[McpuTask]:
     """The tasks of one run: ``--tasks`` / ``AWM_MCPU_TASKS`` (any MCP-Universe benchmark
     YAML or task folder), else awm's offline set; ``--only`` domains, ``--limit`` each."""
     source = config.tasks or os.environ.get(TASKS_ENV)
@@ -47,12 +49,12 @@ def load_tasks(config: SuiteConfig) -> list[McpuTask]:
     return select(tasks, config.only, None if config.full else config.limit)
 
 
-def run_mcpu(config: SuiteConfig, tasks: list[McpuTask]) -> dict[str, Any]:
+def run_mcpu(config: BenchmarkConfig, tasks: list[McpuTask]) -> dict[str, Any]:
     """Run every task in each mode; write ``MODE.jsonl`` and ``summary.json``."""
     return asyncio.run(_run(config, tasks))
 
 
-async def _run(config: SuiteConfig, tasks: list[McpuTask]) -> dict[str, Any]:
+async def _run(config: BenchmarkConfig, tasks: list[McpuTask]) -> dict[str, Any]:
     from awm_core.llm.http_server import BackgroundServer
     from awm_core.llm.serve import build_backend_app
 
@@ -63,7 +65,8 @@ async def _run(config: SuiteConfig, tasks: list[McpuTask]) -> dict[str, Any]:
     if not oracle:
         from awm_core.llm import get_backend
 
-        backend = CachingBackend(get_backend(config.model), config.out / "cache" / "agent.jsonl")
+        cache = ResponseCache(config.out / "cache" / "agent")
+        backend = CachingBackend(get_backend(config.model), cache)
     summary: dict[str, Any] = {
         "benchmark": "mcpuniverse",
         "title": "MCP-Universe",
@@ -80,10 +83,15 @@ async def _run(config: SuiteConfig, tasks: list[McpuTask]) -> dict[str, Any]:
         async with Driver(config.out / "mcpuniverse-driver.log") as driver:
             for mode in config.modes:
                 started = time.perf_counter()
-                path = config.out / f"{mode}.jsonl"
-                done = rows_by(path, "key")
-                todo = [t for t in tasks if t.id not in done]
-                for count, task in enumerate(todo, start=1):
+                journal = Journal(
+                    config.out / f"{mode}.jsonl",
+                    "key",
+                    (t.id for t in tasks),
+                    label=f"mcpuniverse {mode}",
+                    progress=config.progress,
+                )
+                todo = [t for t in tasks if t.id not in journal]
+                for task in todo:
                     truth = task.oracle
                     calls = corrupt_calls(truth.calls, config.corruption) if truth else []
                     answer = truth.answer if truth else NO_GROUND_TRUTH
@@ -104,28 +112,22 @@ async def _run(config: SuiteConfig, tasks: list[McpuTask]) -> dict[str, Any]:
                         **row,
                         "wall_s": round(time.perf_counter() - t0, 3),
                     }
-                    with path.open("a", encoding="utf-8") as f:
-                        f.write(json.dumps(row, default=str) + "\n")
-                    done[row["key"]] = row
-                    if config.progress:
-                        config.progress(
-                            f"mcpuniverse {mode}", len(tasks) - len(todo) + count, len(tasks)
-                        )
-                rows = [done[t.id] for t in tasks if t.id in done]
+                    journal.add(row)
+                rows = journal.rows()
                 summary["modes"][mode] = mode_summary(rows, time.perf_counter() - started)
     (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return summary
 
 
 async def _awm(
-    config: SuiteConfig,
+    config: BenchmarkConfig,
     driver: Driver,
     task: McpuTask,
     backend: LLMBackend,
     calls: list[Any],
     answer: Any,
 ) -> dict[str, Any]:
-    from awm_bench.mcpu.episode import McpuSession, run_task_awm
+    from awm_bench.mcpu.episode import MCPU_SETTINGS, McpuSession, run_task_awm
 
     policy_for: Callable[[Task, McpuSession], ActingPolicy]
     if config.model == "oracle":
@@ -141,7 +143,8 @@ async def _awm(
 
     # the oracle's steps: list_tools, each call, the answer
     steps = len(calls) + 2 if config.model == "oracle" else config.max_steps
-    run = await run_task_awm(driver, task, policy_for, max_steps=max(steps, 2))
+    settings = replace(MCPU_SETTINGS, max_steps=max(steps, 2))
+    run = await run_task_awm(driver, task, policy_for, settings=settings)
     return {
         "results": run.results,
         "answer": run.answer,
@@ -152,7 +155,7 @@ async def _awm(
 
 
 async def _native(
-    config: SuiteConfig, driver: Driver, task: McpuTask, base_url: str
+    config: BenchmarkConfig, driver: Driver, task: McpuTask, base_url: str
 ) -> dict[str, Any]:
     agent = dict(task.agent)
     # the oracle needs one iteration per call and one to answer; a model gets --max-steps
@@ -193,7 +196,7 @@ def mode_summary(rows: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
     }
 
 
-def _subset_label(config: SuiteConfig, tasks: list[McpuTask]) -> str:
+def _subset_label(config: BenchmarkConfig, tasks: list[McpuTask]) -> str:
     source = config.tasks or os.environ.get(TASKS_ENV)
     what = str(source) if source else "awm offline set"
     if config.full or config.limit is None:

