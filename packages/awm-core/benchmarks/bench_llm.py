@@ -23,7 +23,7 @@ import tempfile
 import time
 from typing import Any
 
-from awm_core.episode import Policy, run_episode
+from awm_core.episode import EpisodeSettings, Policy, run_episode
 from awm_core.fake_env import FakeNotesEnv
 from awm_core.llm.scripted import ScriptedBackend
 from awm_core.models import Message
@@ -84,9 +84,8 @@ def bench_loop(steps: int, episodes: int, window: int | None) -> dict[str, Any]:
         backend = ScriptedBackend(replies)
         env = FakeNotesEnv()
         started = time.perf_counter()
-        traj = asyncio.run(
-            run_episode(Policy(backend), env, task, max_steps=steps + 1, history_window=window)
-        )
+        settings = EpisodeSettings(max_steps=steps + 1, history_window=window)
+        traj = asyncio.run(run_episode(Policy(backend), env, task, settings=settings))
         total = time.perf_counter() - started
         assert traj.termination == "final_answer", traj.termination_reason
         model_s = sum(s.model_latency_s for s in traj.steps)

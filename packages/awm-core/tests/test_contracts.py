@@ -10,7 +10,16 @@ import pytest
 
 from awm_core import hookimpl
 from awm_core.argcheck import check_arguments
-from awm_core.contracts import Benchmark, BenchmarkConfig, EnvSource, Judge, JudgeRequest
+from awm_core.contracts import (
+    CODE_JUDGE,
+    DEFAULT_JUDGE,
+    Benchmark,
+    BenchmarkConfig,
+    EnvSource,
+    Judge,
+    JudgeRequest,
+    default_judge,
+)
 from awm_core.errors import DuplicateNameError, PluginRegistrationError, UnknownNameError
 from awm_core.models import Verdict, VerdictLabel
 from awm_core.registry import (
@@ -160,3 +169,8 @@ def test_one_argument_checker_reaches_the_agent() -> None:
     assert message == check_arguments("add_to_cart", schema, {"product_id": "three"})
     assert "argument 'product_id' should be of type integer" in message
     assert message.endswith("Expected add_to_cart(product_id: integer, quantity?: integer)")
+
+
+def test_the_default_judge_asks_a_model_only_when_one_is_given() -> None:
+    assert default_judge(None) == CODE_JUDGE == "code"
+    assert default_judge("openai:gpt-4o") == DEFAULT_JUDGE == "code+llm"

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from awm_core.episode import (
+    EpisodeSettings,
     Policy,
     ReferencePolicy,
     StepChecks,
@@ -38,7 +39,8 @@ GET1 = tool("get_note", {"note_id": 1})
 async def run(replies: list, **kw: object) -> tuple[Trajectory, ScriptedBackend, FakeNotesEnv]:
     backend = ScriptedBackend(replies)
     env = kw.pop("env", None) or FakeNotesEnv()
-    traj = await run_episode(Policy(backend), env, TASK, **kw)  # type: ignore[arg-type]
+    settings = EpisodeSettings(**kw)  # type: ignore[arg-type]
+    traj = await run_episode(Policy(backend), env, TASK, settings=settings)  # type: ignore[arg-type]
     return traj, backend, env
 
 
@@ -46,9 +48,8 @@ async def run(replies: list, **kw: object) -> tuple[Trajectory, ScriptedBackend,
 async def test_reference_policy_solves_every_fake_task(fmt: str) -> None:
     for task in FakeNotesEnv.tasks():
         env = FakeNotesEnv()
-        traj = await run_episode(
-            ReferencePolicy(task), env, task, fmt=fmt, checks=StepChecks.paper()
-        )
+        settings = EpisodeSettings(fmt=fmt, checks=StepChecks.paper())
+        traj = await run_episode(ReferencePolicy(task), env, task, settings=settings)
         assert traj.termination is Termination.FINAL_ANSWER, traj.termination_reason
         assert traj.final_answer == task.reference_answer
         assert [c[0] for c in env.calls] == [s.tool for s in task.reference_solution or []]
@@ -217,6 +218,14 @@ async def test_max_steps() -> None:
     traj, _, _ = await run([LIST] + [GET1] * 5, max_steps=4)
     assert traj.termination is Termination.MAX_STEPS
     assert len(traj.steps) == 4
+
+
+async def test_the_settings_are_recorded_on_the_trajectory() -> None:
+    traj, _, _ = await run([LIST, GET1, "milk"], max_steps=7, history_window=None, lenient=True)
+    assert traj.metadata["max_steps"] == 7
+    assert traj.metadata["history_window"] is None
+    assert traj.metadata["lenient"] is True
+    assert traj.metadata["format"] == EpisodeSettings().fmt == "hermes"
 
 
 async def test_lenient_mode_repairs_instead_of_terminating() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from awm_core.episode import Policy, run_episode
+from awm_core.episode import EpisodeSettings, Policy, run_episode
 from awm_core.fake_env import FakeNotesEnv
 from awm_core.llm import get_backend
 from awm_core.llm.local_backend import LocalBackend, smollm2_available
@@ -51,7 +51,8 @@ async def test_generates_text_and_counts_tokens(smollm2: LocalBackend) -> None:
 async def test_full_episode_against_the_fake_environment(smollm2: LocalBackend) -> None:
     task = FakeNotesEnv.tasks()[0]
     env = FakeNotesEnv()
-    traj = await run_episode(Policy(smollm2, max_tokens=32), env, task, max_steps=2, lenient=True)
+    settings = EpisodeSettings(max_steps=2, lenient=True)
+    traj = await run_episode(Policy(smollm2, max_tokens=32), env, task, settings=settings)
     # A 135M model is a weak agent: any ending is fine, but it must be a recorded, typed one.
     assert traj.termination in set(Termination) - {Termination.MODEL_ERROR}
     assert traj.steps and all(s.model_latency_s > 0 for s in traj.steps)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from awm_core.history import truncate_history
 from awm_core.llm.local_backend import smollm2_available
 from awm_core.models import Task, Termination
 from awm_envs import Environment, EnvPool, load_environment
-from awm_train.episode import TrainingEpisode, run_training_episode
+from awm_train.episode import TRAINING_SETTINGS, TrainingEpisode, run_training_episode
 from awm_train.policy import TokenPolicy
 from awm_train.tokens import ScriptedGenerator, TransformersGenerator, reference_replies
 
@@ -62,7 +63,8 @@ def solved(
     task = _task(shop, "wishlist_bargains")  # 11 reference steps: the history window bites
     generator = ScriptedGenerator(tokenizer, reference_replies(task))
     policy = TokenPolicy(generator, tokenizer, max_new_tokens=400)
-    episode = _run(shop, task, policy, verifier_source=verifier_source, max_steps=20)
+    settings = replace(TRAINING_SETTINGS, max_steps=20)
+    episode = _run(shop, task, policy, verifier_source=verifier_source, settings=settings)
     yield episode, policy, generator, task
 
 

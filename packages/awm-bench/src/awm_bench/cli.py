@@ -143,7 +143,7 @@ def bench_tasks(
     from awm_bench.demo import DemoResult, print_summary
     from awm_bench.evaluate import EpisodeOutcome, PolicyFactory, evaluate_environment
     from awm_bench.report_html import render_report
-    from awm_core.episode import ActingPolicy, Policy, ReferencePolicy
+    from awm_core.episode import ActingPolicy, EpisodeSettings, Policy, ReferencePolicy
     from awm_core.llm import get_backend
     from awm_core.models import Task, Trajectory
     from awm_envs import load_environment
@@ -181,7 +181,7 @@ def bench_tasks(
                     factory,
                     judge=judge_obj,
                     workers=workers,
-                    max_steps=max_steps,
+                    settings=EpisodeSettings(max_steps=max_steps),
                     trajectories=trajectories,
                     on_outcome=tick,
                 )

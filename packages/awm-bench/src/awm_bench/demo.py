@@ -22,9 +22,13 @@ from rich.table import Table
 from awm_bench.cli import DEFAULT_CATALOG_ENVS
 from awm_bench.evaluate import EnvReport, evaluate_environment
 from awm_bench.report_html import render_report
-from awm_core.episode import Policy, ReferencePolicy
+from awm_core.contracts import default_judge
+from awm_core.episode import EpisodeSettings, Policy, ReferencePolicy
 from awm_core.llm import get_backend
 from awm_core.models import Task
+
+LOCAL_AGENT_SETTINGS = EpisodeSettings(max_steps=6)
+"""The local SmolLM2 agent's episodes: a short step budget keeps the demo within minutes."""
 
 
 @dataclass
@@ -37,7 +41,7 @@ class DemoConfig:
     synthesize: bool = True
     local_agent: bool = True
     local_tasks: int = 2
-    local_max_steps: int = 6
+    local_settings: EpisodeSettings = LOCAL_AGENT_SETTINGS
     workers: int = 2
     pool_size: int = 8
 
@@ -119,12 +123,12 @@ async def _run(config: DemoConfig, console: Console) -> DemoResult:
         console.print(f"  {v['env_id']}: {v['proven']}/{v['tasks']} tasks proven {mark}")
 
     console.rule("3. episodes through an EnvPool, verified and rewarded")
-    judge = "code+llm" if config.model else "code"
+    judge = default_judge(config.model)
     judge_obj: Any = judge
     if config.model:
         from awm_verify import get_judge
 
-        judge_obj = get_judge("code+llm", model=config.model)
+        judge_obj = get_judge(judge, model=config.model)
     for i, ref in enumerate(env_refs):
         # the synthesized bundle is untrusted generated code: sandbox workers; catalog: in-process
         workers = config.workers if (config.synthesize and i == 0 and isinstance(ref, Path)) else 0
@@ -166,7 +170,7 @@ async def _run(config: DemoConfig, console: Console) -> DemoResult:
                 judge=judge_obj,
                 pool_size=2,
                 concurrency=1,
-                max_steps=config.local_max_steps if not config.model else 20,
+                settings=EpisodeSettings() if config.model else config.local_settings,
             )
             result.reports.append(report)
             for o in report.outcomes:
@@ -181,7 +185,7 @@ async def _run(config: DemoConfig, console: Console) -> DemoResult:
     facts = {
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "wall time": f"{result.wall_s:.1f} s",
-        "judge": judge if not config.model else f"code+llm ({config.model})",
+        "judge": f"{judge} ({config.model})" if config.model else judge,
         "notes": "; ".join(result.notes) or "-",
     }
     html = render_report(

@@ -115,6 +115,34 @@ class StepChecks:
         """Every check on, as in the paper's RL recipe."""
         return cls(require_reasoning=True, fail_on_tool_error=True)
 
+    @classmethod
+    def external(cls) -> StepChecks:
+        """An external benchmark's rules decide (BFCL, τ², MCP-Universe): wrong names and
+        arguments reach its environment, and an agent may answer without a successful call."""
+        return cls(known_tools=False, valid_arguments=False, success_before_answer=False)
+
+
+@dataclass(frozen=True)
+class EpisodeSettings:
+    """How an episode runs; one object for ``awm run``, rollouts, gym episodes, training, evaluation.
+
+    ``max_steps``: assistant turns before the episode ends as ``MAX_STEPS``.
+    ``history_window``: the ``w`` of :func:`awm_core.history.truncate_history`
+    (``None`` keeps the whole history). ``fmt``: the tool-call format
+    (:func:`awm_core.toolcalls.get_format`). ``checks``: the step-level checks.
+    ``system_prompt``: what the model is told before the meta-tools are described.
+    ``lenient``: repair near-miss tool calls instead of ending the episode (evaluation).
+    A caller that needs other defaults (training's paper checks, a benchmark's budget)
+    names its own instance once and derives from it with :func:`dataclasses.replace`.
+    """
+
+    max_steps: int = 20
+    history_window: int | None = DEFAULT_WINDOW
+    fmt: str | ToolCallFormat = "hermes"
+    checks: StepChecks = StepChecks()
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    lenient: bool = False
+
 
 class ActingPolicy(Protocol):
     """Anything that produces the next assistant turn: a :class:`Policy`, a replay..."""
@@ -336,25 +364,17 @@ class EpisodeRun:
         session: EnvSession,
         task: Task,
         *,
+        settings: EpisodeSettings = EpisodeSettings(),
         policy_name: str = "external",
-        max_steps: int = 20,
-        history_window: int | None = DEFAULT_WINDOW,
-        fmt: str | ToolCallFormat = "hermes",
-        checks: StepChecks | None = None,
-        lenient: bool = False,
-        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         env_id: str = "",
     ) -> None:
         self.session = session
         self.task = task
-        self.format = get_format(fmt)
-        self.checks = checks or StepChecks()
-        self.max_steps = max_steps
-        self.history_window = history_window
-        self.lenient = lenient
+        self.settings = settings
+        self.format = get_format(settings.fmt)
         self._meta_schemas = {t.name: t.input_schema for t in META_TOOLS}
         self.request_tools = self.format.request_tools(META_TOOLS)
-        system = self.format.system_prompt(system_prompt, META_TOOLS)
+        system = self.format.system_prompt(settings.system_prompt, META_TOOLS)
         self.trajectory = _new_trajectory(
             policy_name,
             session,
@@ -362,12 +382,16 @@ class EpisodeRun:
             system,
             self.format,
             env_id,
-            {"history_window": history_window, "max_steps": max_steps, "lenient": lenient},
+            {
+                "history_window": settings.history_window,
+                "max_steps": settings.max_steps,
+                "lenient": settings.lenient,
+            },
         )
         self._state = _State()
         self._done = False
-        if max_steps <= 0:
-            self.end(Termination.MAX_STEPS, f"no final answer within {max_steps} steps")
+        if settings.max_steps <= 0:
+            self.end(Termination.MAX_STEPS, f"no final answer within {settings.max_steps} steps")
 
     @property
     def done(self) -> bool:
@@ -375,7 +399,7 @@ class EpisodeRun:
 
     def prompt(self) -> list[Message]:
         """The messages for the next turn: the history, truncated to the window."""
-        return truncate_history(self.trajectory.messages, self.history_window)
+        return truncate_history(self.trajectory.messages, self.settings.history_window)
 
     def end(self, termination: Termination, reason: str | None) -> Trajectory:
         """End the trajectory (a model error, a caller's timeout...); later calls are no-ops."""
@@ -392,15 +416,16 @@ class EpisodeRun:
         """Record one assistant turn and act on it; raises ``RuntimeError`` once done."""
         if self.done:
             raise RuntimeError(f"the episode has ended ({self.trajectory.termination})")
-        traj, form, checks, state = self.trajectory, self.format, self.checks, self._state
+        traj, form, state = self.trajectory, self.format, self._state
+        checks, lenient = self.settings.checks, self.settings.lenient
         index = len(traj.steps)
         parsed = form.parse(
             response,
             self._meta_schemas,
             require_reasoning=checks.require_reasoning,
-            lenient=self.lenient,
+            lenient=lenient,
         )
-        if self.lenient and parsed.failure is ParseFailure.UNKNOWN_TOOL and parsed.call is not None:
+        if lenient and parsed.failure is ParseFailure.UNKNOWN_TOOL and parsed.call is not None:
             parsed = _wrap_direct_call(parsed, state)
         call = parsed.call
         assistant = form.assistant_message(response, parsed)
@@ -427,7 +452,7 @@ class EpisodeRun:
             if call.name == LIST_TOOLS:
                 result = await _list_tools(self.session, state, checks)
             else:
-                result = await _call_tool(call, self.session, state, checks, self.lenient)
+                result = await _call_tool(call, self.session, state, checks, lenient)
             step.result = result
             traj.messages.append(form.tool_message(call, render_result(result)))
             if result.error_type == "environment_error":
@@ -441,8 +466,10 @@ class EpisodeRun:
                 step.violation = ended.violation.value
             self.end(ended.termination, f"step {index}: {ended.reason}")
             return step
-        if len(traj.steps) >= self.max_steps:
-            self.end(Termination.MAX_STEPS, f"no final answer within {self.max_steps} steps")
+        if len(traj.steps) >= self.settings.max_steps:
+            self.end(
+                Termination.MAX_STEPS, f"no final answer within {self.settings.max_steps} steps"
+            )
         return step
 
 
@@ -451,32 +478,15 @@ async def run_episode(
     session: EnvSession,
     task: Task,
     *,
-    max_steps: int = 20,
-    history_window: int | None = DEFAULT_WINDOW,
-    fmt: str | ToolCallFormat = "hermes",
-    checks: StepChecks | None = None,
-    lenient: bool = False,
-    system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+    settings: EpisodeSettings = EpisodeSettings(),
     env_id: str = "",
 ) -> Trajectory:
     """Run one episode and return its :class:`Trajectory` (it never raises for agent faults).
 
-    ``history_window`` is the ``w`` of :func:`awm_core.history.truncate_history`
-    (``None`` keeps the whole history). ``lenient`` repairs near-miss tool calls
-    instead of ending the episode, for evaluation.
+    ``settings`` (:class:`EpisodeSettings`): step budget, history window, tool-call
+    format, step checks, system prompt and leniency.
     """
-    run = EpisodeRun(
-        session,
-        task,
-        policy_name=policy.name,
-        max_steps=max_steps,
-        history_window=history_window,
-        fmt=fmt,
-        checks=checks,
-        lenient=lenient,
-        system_prompt=system_prompt,
-        env_id=env_id,
-    )
+    run = EpisodeRun(session, task, settings=settings, policy_name=policy.name, env_id=env_id)
     while not run.done:
         started = time.perf_counter()
         try:

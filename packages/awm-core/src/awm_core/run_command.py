@@ -32,7 +32,14 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from awm_core.episode import ActingPolicy, Policy, ReferencePolicy, StepChecks, run_episode
+from awm_core.episode import (
+    ActingPolicy,
+    EpisodeSettings,
+    Policy,
+    ReferencePolicy,
+    StepChecks,
+    run_episode,
+)
 from awm_core.errors import AWMError, UnknownNameError
 from awm_core.fake_env import ENV_ID as FAKE_ENV_ID
 from awm_core.fake_env import FakeNotesEnv
@@ -209,17 +216,14 @@ def run_command(
                 if not task.reference_solution:
                     raise AWMError(f"task {task.id!r} has no reference solution to replay")
                 policy = ReferencePolicy(task)
-            return await run_episode(
-                policy,
-                session,
-                task,
+            settings = EpisodeSettings(
                 max_steps=max_steps,
                 history_window=None if history_window < 0 else history_window,
                 fmt=fmt,
                 checks=StepChecks(require_reasoning=require_reasoning),
                 lenient=lenient,
-                env_id=canonical_id,
             )
+            return await run_episode(policy, session, task, settings=settings, env_id=canonical_id)
         finally:
             close = getattr(session, "aclose", None)
             if close is not None:

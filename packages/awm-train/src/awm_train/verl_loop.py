@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from verl.experimental.agent_loop.agent_loop import (  # type: ignore[import-not-found, unused-ignore]
@@ -33,9 +34,9 @@ from verl.experimental.agent_loop.agent_loop import (  # type: ignore[import-not
     register,
 )
 
-from awm_core.history import DEFAULT_WINDOW
+from awm_core.contracts import CODE_JUDGE
 from awm_core.models import Message, Task
-from awm_train.episode import TrainingEpisode, run_training_episode
+from awm_train.episode import TRAINING_SETTINGS, TrainingEpisode, run_training_episode
 from awm_train.policy import TokenPolicy
 from awm_train.tokens import GeneratedTokens
 
@@ -110,9 +111,7 @@ class _Pools:
                         real, size=size, workers=workers, backend=backend, ray_options=ray_options
                     )
                     await pool.start()
-                    verifiers = real.path / "verifiers.py"
-                    source = verifiers.read_text(encoding="utf-8") if verifiers.is_file() else None
-                    self._pools[key] = (real, pool, source)
+                    self._pools[key] = (real, pool, real.verifier_source)
             return self._pools[key]
 
 
@@ -170,10 +169,10 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
     def __init__(
         self,
         *args: Any,
-        judge: str = "code",
+        judge: str = CODE_JUDGE,
         reward: str = "default",
-        history_window: int = DEFAULT_WINDOW,
-        max_steps: int = 20,
+        history_window: int | None = TRAINING_SETTINGS.history_window,
+        max_steps: int = TRAINING_SETTINGS.max_steps,
         pool_size: int = 16,
         workers: int = 0,
         simulator: str | None = None,
@@ -184,8 +183,9 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
         super().__init__(*args, **kwargs)
         self.judge = judge
         self.reward = reward
-        self.history_window = history_window
-        self.max_steps = max_steps
+        self.settings = replace(
+            TRAINING_SETTINGS, history_window=history_window, max_steps=max_steps
+        )
         self.pool_size = pool_size
         self.workers = workers
         self.simulator = simulator
@@ -218,8 +218,7 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
             policy,
             judge=self.judge,
             reward=self.reward,
-            max_steps=self.max_steps,
-            history_window=self.history_window,
+            settings=self.settings,
             verifier_source=source,
         )
         outputs = episode_outputs(

@@ -15,6 +15,7 @@ from typing import Any
 
 from awm_bench.tau2.cases import (
     MESSAGE_TOOL,
+    TAU2_MAX_STEPS,
     GoldenAction,
     ScriptStep,
     oracle_user_turn,
@@ -102,7 +103,7 @@ def run_task_native(
     agent_args: dict[str, Any],
     user_llm: str,
     user_args: dict[str, Any],
-    max_steps: int = 200,
+    max_steps: int = TAU2_MAX_STEPS,
 ) -> tuple[float, dict[str, Any], Any]:
     """τ²'s ``run_task`` with its LLM agent and user simulator; ``(reward, info, simulation)``."""
     from awm_bench.tau2.episode import describe

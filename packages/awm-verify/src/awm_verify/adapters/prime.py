@@ -27,6 +27,8 @@ from typing import Any
 import verifiers as vf  # type: ignore[import-not-found, import-untyped, unused-ignore]
 from datasets import Dataset  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
+from awm_core.contracts import CODE_JUDGE
+from awm_core.episode import EpisodeSettings
 from awm_verify.adapters.bridge import shared_env
 from awm_verify.gym import GymEpisode, TaskEnv
 
@@ -41,8 +43,8 @@ class AWMVerifiersEnv(vf.MultiTurnEnv):  # type: ignore[misc, unused-ignore]  # 
         env: str = "shop",
         *,
         tasks: list[str] | None = None,
-        max_turns: int = 20,
-        judge: str = "code",
+        max_turns: int = EpisodeSettings.max_steps,
+        judge: str = CODE_JUDGE,
         pool_size: int = 8,
         workers: int = 0,
         **kwargs: Any,
@@ -52,7 +54,7 @@ class AWMVerifiersEnv(vf.MultiTurnEnv):  # type: ignore[misc, unused-ignore]  # 
             "judge": judge,
             "pool_size": pool_size,
             "workers": workers,
-            "max_steps": max_turns,
+            "settings": EpisodeSettings(max_steps=max_turns),
         }
         catalog = TaskEnv(env, pool_size=1)  # reads the tasks; its pool is never started
         chosen = [catalog.task(t) for t in tasks] if tasks else catalog.tasks

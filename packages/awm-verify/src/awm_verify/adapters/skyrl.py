@@ -12,8 +12,9 @@ Importing this module registers the environment class as ``awm``::
 
 ``extras`` may also be a row written by ``awm train prepare`` (its ``extra_info``
 holds ``env_id`` and ``task_id``). ``env_config`` takes :class:`~awm_verify.TaskEnv`'s
-settings (``judge``, ``reward``, ``pool_size``, ``workers``, ``history_window``) and
-``max_turns``. The reward is 0 until the last step, which carries awm's verified
+settings (``judge``, ``reward``, ``pool_size``, ``workers``), the episode's
+``history_window`` and ``max_steps`` (:class:`~awm_core.episode.EpisodeSettings`; the
+step budget defaults to ``max_turns``) and ``max_turns``. The reward is 0 until the last step, which carries awm's verified
 reward (1 / 0.1 / 0, or -1 when a format check ended the episode).
 """
 
@@ -28,13 +29,15 @@ from skyrl_gym.envs.base_text_env import (  # type: ignore[import-not-found, imp
     BaseTextEnvStepOutput,
 )
 
+from awm_core.episode import EpisodeSettings
 from awm_verify.adapters.bridge import run_sync, shared_env
 from awm_verify.gym import GymEpisode
 
 __all__ = ["ENV_ID", "AWMTextEnv"]
 
 ENV_ID = "awm"
-_ENV_SETTINGS = ("judge", "reward", "pool_size", "workers", "history_window", "max_steps")
+_ENV_SETTINGS = ("judge", "reward", "pool_size", "workers")
+_EPISODE_SETTINGS = ("history_window", "max_steps")  # fields of awm's EpisodeSettings
 
 
 def _task_ref(extras: Mapping[str, Any]) -> tuple[str, str]:
@@ -55,9 +58,11 @@ class AWMTextEnv(BaseTextEnv):  # type: ignore[misc, unused-ignore]  # skyrl-gym
         super().__init__()
         config = dict(env_config or {})
         self.env_id, self.task_id = _task_ref(extras or {})
-        self.max_turns = int(config.get("max_turns", 20))
+        self.max_turns = int(config.get("max_turns", EpisodeSettings.max_steps))
+        episode = {k: config[k] for k in _EPISODE_SETTINGS if k in config}
+        episode.setdefault("max_steps", self.max_turns)
         self.settings = {k: config[k] for k in _ENV_SETTINGS if k in config}
-        self.settings.setdefault("max_steps", self.max_turns)
+        self.settings["settings"] = EpisodeSettings(**episode)
         self._episode: GymEpisode | None = None
 
     async def _start(self) -> tuple[GymEpisode, Any]:
