@@ -30,12 +30,12 @@ from attacks import ATTACK, FORK_CEILING, VERIFIER, attack_args, attack_bundle
 from awm_envs.sandbox import detect
 from awm_envs.sandbox.cgroups import bound
 from awm_envs.sandbox.isolation import SHM_BYTES
-from awm_verify.sandbox import SandboxLimits, VerifierPool
+from awm_envs.verifiers.pool import VERIFIER_LIMITS, VerifierPool
 
 ROOT = Path(__file__).resolve().parents[1]
 MEMORY = 128 * 1024 * 1024  # the job's memory limit, and so the cap of its /tmp
 PROCESSES = 64  # awm's default process limit for generated code
-LIMITS = SandboxLimits(cpu_s=30.0, wall_s=90.0, memory_bytes=MEMORY)
+LIMITS = VERIFIER_LIMITS.with_(cpu_s=30.0, wall_s=90.0, memory_bytes=MEMORY)
 
 pytestmark = [
     pytest.mark.slow,
@@ -191,13 +191,13 @@ import asyncio, json, sqlite3, sys
 sys.path.insert(1, {str(Path(__file__).parent)!r})
 from attacks import VERIFIER, attack_args
 from awm_envs import EnvPool
-from awm_verify.sandbox import SandboxLimits, VerifierPool
+from awm_envs.verifiers.pool import VERIFIER_LIMITS, VerifierPool
 
 conn = sqlite3.connect(":memory:")
 conn.execute("CREATE TABLE t (x)")
 image = conn.serialize()
 paths = {[str(p) for p in secrets]!r}
-with VerifierPool(size=1, limits=SandboxLimits(cpu_s=30, wall_s=90, memory_bytes={MEMORY})) as pool:
+with VerifierPool(size=1, limits=VERIFIER_LIMITS.with_(cpu_s=30, wall_s=90, memory_bytes={MEMORY})) as pool:
     verifier = pool.run(VERIFIER, initial=image, final=image, final_answer=attack_args(paths, "m"))
 
 async def tool():
@@ -232,7 +232,6 @@ def test_a_shop_copy_with_an_attacking_verifier_keeps_every_other_task_proven(
     tmp_path: Path,
 ) -> None:
     from awm_envs.validation.validate import resolve_env_dir, validate_environment
-    from awm_envs.validation.verifier_runner import SandboxedVerifierRunner
 
     shop = shutil.copytree(resolve_env_dir("shop"), tmp_path / "shop_attacked")
     manifest = json.loads((shop / "manifest.json").read_text())
@@ -255,11 +254,9 @@ def verify_attack_everything(initial, final, final_answer):
     return {"complete": True}
 """
         )
-    runner = SandboxedVerifierRunner(size=1, cpu_s=30, wall_s=90)  # every task on one template
-    try:
-        result = validate_environment(shop, run_verifier=runner, sandbox=True, check_leaks=False)
-    finally:
-        runner.close()
+    # every task on one template
+    with VerifierPool(size=1, limits=VERIFIER_LIMITS.with_(cpu_s=30, wall_s=90)) as pool:
+        result = validate_environment(shop, verifier_pool=pool, sandbox=True, check_leaks=False)
     by_id = {t.task_id: t for t in result.tasks}
     others = [t for tid, t in by_id.items() if tid != hostile_task]
     assert len(others) == 9

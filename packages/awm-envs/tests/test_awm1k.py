@@ -32,9 +32,9 @@ def _make_release(folder: Path) -> Path:
 
 
 def run_verifier(env, task, initial: bytes, final: bytes, answer: str | None = None):
-    from awm_envs.validation.verifier_runner import load_verifiers, run_native_verifier
+    from awm_envs.verifiers.trusted import load_verifiers, run_trusted
 
-    return run_native_verifier(load_verifiers(env.path), task.verifier, initial, final, answer)
+    return run_trusted(load_verifiers(env.path), task.verifier, initial, final, answer)
 
 
 @pytest.fixture(scope="module")

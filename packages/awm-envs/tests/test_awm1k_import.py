@@ -152,23 +152,23 @@ def test_mode_comes_from_the_function_not_the_file() -> None:
 
 def test_code_mode_row_in_the_sql_file_attaches_and_decides(tricky) -> None:
     from awm_envs.runtime.environment import load_environment
-    from awm_envs.validation.verifier_runner import SandboxedVerifierRunner, load_verifier_source
+    from awm_envs.verifiers.pool import VerifierPool
 
     bundle, _ = tricky
     env = load_environment(bundle)
     task = env.tasks[0]
     assert task.verifier == "verify_task_0"
-    runner = SandboxedVerifierRunner()
-    try:
-        module = load_verifier_source(bundle)
+    source = env.verifier_source
+    assert source is not None
+    with VerifierPool(size=1) as pool:
         inst = env.instance()
         initial = inst.snapshot_sync()
-        assert not runner(module, task.verifier, initial, initial, None).complete
+        assert not pool.run(source, initial=initial, final=initial, function=task.verifier).complete
         assert not inst.call_tool_sync("borrow_book", {"book_id": 1}).is_error
-        outcome = runner(module, task.verifier, initial, inst.snapshot_sync(), None)
+        outcome = pool.run(
+            source, initial=initial, final=inst.snapshot_sync(), function=task.verifier
+        )
         assert outcome.error is None and outcome.complete, outcome
-    finally:
-        runner.close()
 
 
 def test_unbalanced_ddl_parenthesis_is_repaired_and_counted(tricky) -> None:

@@ -340,7 +340,7 @@ def test_serve_help_says_in_process_is_for_trusted_code_only() -> None:
 def test_the_verifier_job_template_stays_light() -> None:
     """Every module the template imports is copied into each forked job: no pydantic, no awm_core."""
     code = (
-        "import sys, awm_envs.sandbox.verifier_job, awm_envs.sandbox.forkhost\n"
+        "import sys, awm_envs.verifiers.job, awm_envs.sandbox.forkhost\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'awm_core', 'pydantic', 'fastapi'})\n"
         "print(','.join(heavy))"
     )

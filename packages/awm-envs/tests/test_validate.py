@@ -13,11 +13,7 @@ from click.testing import CliRunner
 from awm_core.cli import build_cli
 from awm_envs.cli.validate import validate_command
 from awm_envs.validation.validate import TaskValidation, catalog_env_ids, validate_environment
-from awm_envs.validation.verifier_runner import (
-    load_verifiers,
-    readonly_connection,
-    run_native_verifier,
-)
+from awm_envs.verifiers.trusted import load_verifiers, readonly_connection, run_trusted
 
 SCHEMA = """
 CREATE TABLE notes (note_id INTEGER PRIMARY KEY, text TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0);
@@ -268,10 +264,8 @@ def test_a_missing_verifier_function_fails_the_native_runner(notes_bundle: Path)
     conn = sqlite3.connect(":memory:")
     conn.executescript(SCHEMA + SEED)
     snap = conn.serialize()
-    outcome = run_native_verifier(
-        load_verifiers(notes_bundle), "verify_nothing_here", snap, snap, None
-    )
-    assert not outcome.complete and outcome.error and "no verifier named" in outcome.error
+    outcome = run_trusted(load_verifiers(notes_bundle), "verify_nothing_here", snap, snap, None)
+    assert not outcome.complete and outcome.error and "no verifier named" in outcome.error.message
 
 
 def test_verifiers_get_read_only_connections(notes_bundle: Path) -> None:
@@ -283,9 +277,9 @@ def test_verifiers_get_read_only_connections(notes_bundle: Path) -> None:
     conn = sqlite3.connect(":memory:")
     conn.executescript(SCHEMA + SEED)
     snap = conn.serialize()
-    outcome = run_native_verifier(load_verifiers(notes_bundle), "verify_writes", snap, snap, None)
+    outcome = run_trusted(load_verifiers(notes_bundle), "verify_writes", snap, snap, None)
     assert not outcome.complete
-    assert outcome.error and "readonly" in outcome.error.lower().replace("-", "")
+    assert outcome.error and "readonly" in outcome.error.message.lower().replace("-", "")
 
 
 def test_readonly_connection_is_a_private_copy() -> None:

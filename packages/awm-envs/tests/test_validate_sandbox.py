@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from awm_envs.cli.validate import validate_command
 from awm_envs.validation.validate import CATALOG_DIR, in_catalog, validate_environment
-from awm_envs.validation.verifier_runner import SandboxedVerifierRunner
+from awm_envs.verifiers.pool import VERIFIER_LIMITS, VerifierPool
 
 pytest.importorskip("awm_verify", reason="the verifier sandbox comes with awm-verify")
 
@@ -110,12 +110,8 @@ def test_a_verifier_that_shells_out_is_contained_and_fails(tmp_path: Path) -> No
 
 def test_a_verifier_that_loops_forever_is_stopped_and_fails(tmp_path: Path) -> None:
     bundle = _bundle(tmp_path / "b", "    while True:\n        pass\n")
-    runner = SandboxedVerifierRunner.discover(cpu_s=0.3, wall_s=2.0)
-    assert runner is not None, "awm-verify is installed, so the registry must lead to its sandbox"
-    try:
-        result = validate_environment(bundle, run_verifier=runner)
-    finally:
-        runner.close()
+    with VerifierPool(size=1, limits=VERIFIER_LIMITS.with_(cpu_s=0.3, wall_s=2.0)) as pool:
+        result = validate_environment(bundle, verifier_pool=pool)
     (task,) = result.tasks
     assert not task.passed
     assert any("timeout" in p for p in task.problems), task.problems

@@ -25,7 +25,7 @@ import sqlite3
 import statistics
 import time
 
-from awm_verify.sandbox import VerifierPool
+from awm_envs.verifiers.pool import VerifierPool
 
 NATIVE = """
 def verify_count(initial, final, final_answer):
@@ -83,7 +83,7 @@ def _fresh_process_faults() -> int:
     import os
     import resource
 
-    from awm_envs.sandbox import verifier_job
+    from awm_envs.verifiers import job as verifier_job
 
     verifier_job.sandbox_prepare_once()
     r, w = os.pipe()

@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from awm_core.llm.scripted_server import ScriptedOpenAIServer
-from awm_verify.sandbox import SandboxLimits, VerifierPool
+from awm_envs.verifiers.pool import VERIFIER_LIMITS, VerifierPool
 
 # helpers shared by several test modules (cases.py), importable without importing a test module
 sys.path.insert(0, str(Path(__file__).parent))
@@ -50,7 +50,7 @@ def make_image(script: str) -> bytes:
 @pytest.fixture(scope="session")
 def pool() -> Iterator[VerifierPool]:
     """Two warm workers with tight limits, so hostile tests finish fast."""
-    limits = SandboxLimits(cpu_s=1.0, wall_s=3.0, memory_bytes=256 * 1024 * 1024)
+    limits = VERIFIER_LIMITS.with_(cpu_s=1.0, wall_s=3.0, memory_bytes=256 * 1024 * 1024)
     with VerifierPool(size=2, limits=limits) as p:
         p.start()
         yield p

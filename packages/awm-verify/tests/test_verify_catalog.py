@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from awm_verify.sandbox import VerifierPool
+from awm_envs.verifiers.pool import VerifierPool
 
 
 def shop():  # type: ignore[no-untyped-def]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from awm_envs.sandbox import detect
-from awm_verify.sandbox import SandboxLimits, VerifierPool
+from awm_envs.verifiers.pool import VERIFIER_LIMITS, VerifierPool
 
 isolated = pytest.mark.skipif(
     not detect().isolated, reason=f"no OS isolation here: {detect().reason}"
@@ -194,7 +194,7 @@ def test_without_isolation_the_sandbox_says_so_loudly_and_still_runs(
     monkeypatch.setenv("AWM_SANDBOX_ISOLATION", "off")
     monkeypatch.delenv("AWM_REQUIRE_ISOLATION", raising=False)
     monkeypatch.setattr(isolation, "_warned", False)
-    with VerifierPool(size=1, limits=SandboxLimits(cpu_s=1, wall_s=3)) as pool:
+    with VerifierPool(size=1, limits=VERIFIER_LIMITS.with_(cpu_s=1, wall_s=3)) as pool:
         assert not pool.isolation.isolated
         assert "OS isolation is NOT available" in capsys.readouterr().err
         result = pool.run(HONEST, initial=orders_images[0], final=orders_images[1])
@@ -202,25 +202,39 @@ def test_without_isolation_the_sandbox_says_so_loudly_and_still_runs(
 
 
 def test_envs_runs_untrusted_verifiers_sandboxed_even_without_awm_verify(
-    tmp_path: Path, orders_images, monkeypatch: pytest.MonkeyPatch
+    orders_images, tmp_path: Path
 ) -> None:
-    """Finding 7: with awm-verify missing, awm-envs used to run untrusted verifiers in-process."""
-    from awm_envs.validation.verifier_runner import SandboxedVerifierRunner, load_verifier_source
+    """Finding 7: with awm-verify missing, awm-envs used to run untrusted verifiers in-process.
+    The sandbox and the signatures are awm-envs' own now: they work with awm-verify absent."""
+    import subprocess
 
-    monkeypatch.setitem(sys.modules, "awm_verify.sandbox", None)  # import fails: not installed
-    (tmp_path / "verifiers.py").write_text(
-        "def verify_spin(initial, final, final_answer):\n    while True:\n        pass\n"
-        "\ndef verify_ok(initial, final, final_answer):\n"
-        "    return {'complete': final.execute('SELECT status FROM orders WHERE id = 2')"
-        ".fetchone()[0] == 'cancelled'}\n"
+    script = """
+import sys
+sys.modules["awm_verify"] = None  # import fails: not installed
+from awm_envs.verifiers.pool import VERIFIER_LIMITS, VerifierPool
+initial, final = (open(p, "rb").read() for p in sys.argv[1:3])
+source = (
+    "def verify_spin(initial, final, final_answer):\\n    while True:\\n        pass\\n"
+    "\\ndef verify_ok(initial, final, final_answer):\\n"
+    "    return {'complete': final.execute('SELECT status FROM orders WHERE id = 2')"
+    ".fetchone()[0] == 'cancelled'}\\n"
+)
+with VerifierPool(size=1, limits=VERIFIER_LIMITS.with_(cpu_s=0.5, wall_s=3)) as pool:
+    spun = pool.run(source, initial=initial, final=final, function="verify_spin")
+    ok = pool.run(source, initial=initial, final=final, function="verify_ok")
+print(spun.complete, spun.error and spun.error.kind.value, ok.complete, ok.error)
+"""
+    paths = [tmp_path / "initial.db", tmp_path / "final.db"]
+    for path, image in zip(paths, orders_images, strict=True):
+        path.write_bytes(image)
+    out = subprocess.run(
+        [sys.executable, "-c", script, *map(str, paths)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "AWM_DISABLE_PLUGINS": "verify"},
+        timeout=120,
     )
-    module = load_verifier_source(tmp_path)
-    runner = SandboxedVerifierRunner(cpu_s=0.5, wall_s=3)
-    try:
-        assert type(runner._pool).__name__ == "_NativeSandbox"
-        spun = runner(module, "verify_spin", *orders_images, None)
-        assert spun.complete is False and "timeout" in (spun.error or "")
-        ok = runner(module, "verify_ok", *orders_images, None)
-        assert ok.complete is True and ok.error is None
-    finally:
-        runner.close()
+    assert out.returncode == 0, out.stderr
+    spun_complete, spun_kind, ok_complete, ok_error = out.stdout.split()
+    assert spun_complete != "True" and spun_kind == "timeout"
+    assert ok_complete == "True" and ok_error == "None"

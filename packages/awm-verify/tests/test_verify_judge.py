@@ -9,6 +9,7 @@ import pytest
 
 from awm_core.llm.scripted_server import ScriptedOpenAIServer
 from awm_core.models import Task, Trajectory, VerdictLabel
+from awm_core.models.verification import VerifierError, VerifierErrorKind, VerifierResult
 from awm_verify.judge import (
     CodeJudge,
     JudgeError,
@@ -19,7 +20,6 @@ from awm_verify.judge import (
     list_judges,
     parse_judge_reply,
 )
-from awm_verify.sandbox import VerifierError, VerifierErrorKind, VerifierResult
 
 TASK = Task(
     id="t1",

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from awm_verify.sandbox import SandboxLimits, VerifierErrorKind, VerifierPool, VerifierResult
+from awm_core.models.verification import VerifierErrorKind, VerifierResult
+from awm_envs.verifiers.pool import VERIFIER_LIMITS, VerifierPool
 
 NATIVE = """
 def verify_cancel(initial, final, final_answer):
@@ -151,7 +152,7 @@ def test_infinite_loop_times_out_and_the_pool_keeps_serving(pool, orders_images)
 
 
 def test_loop_that_swallows_every_exception_is_killed_by_the_wall_clock(orders_images):
-    limits = SandboxLimits(cpu_s=0.3, wall_s=1.0)
+    limits = VERIFIER_LIMITS.with_(cpu_s=0.3, wall_s=1.0)
     with VerifierPool(size=1, limits=limits) as p:
         body = hostile(
             "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass"
@@ -162,7 +163,7 @@ def test_loop_that_swallows_every_exception_is_killed_by_the_wall_clock(orders_i
 
 
 def test_slow_verifier_under_a_generous_cpu_budget_hits_the_wall_clock(orders_images):
-    with VerifierPool(size=1, limits=SandboxLimits(cpu_s=30, wall_s=0.5)) as p:
+    with VerifierPool(size=1, limits=VERIFIER_LIMITS.with_(cpu_s=30, wall_s=0.5)) as p:
         result = run(
             p, orders_images, hostile("import datetime\nwhile True:\n    datetime.datetime.now()")
         )
@@ -191,7 +192,7 @@ def test_memory_bomb_is_a_memory_error(pool, orders_images):
 
 def test_growing_memory_bomb_is_a_memory_error(orders_images):
     # A generous CPU budget: touching fresh pages is system time, slow on a busy machine.
-    limits = SandboxLimits(cpu_s=20, wall_s=30, memory_bytes=128 * 1024 * 1024)
+    limits = VERIFIER_LIMITS.with_(cpu_s=20, wall_s=30, memory_bytes=128 * 1024 * 1024)
     with VerifierPool(size=1, limits=limits) as p:
         body = hostile("chunks = []\nwhile True:\n    chunks.append(bytearray(8 * 1024 * 1024))")
         result = run(p, orders_images, body)
@@ -356,7 +357,7 @@ def test_raising_verifier_is_an_exception_with_the_verifiers_traceback(pool, ord
     assert result.error is not None and result.error.kind == VerifierErrorKind.EXCEPTION
     assert "ZeroDivisionError" in result.error.message
     assert "1 / 0" in (result.error.traceback or "")
-    assert "verifier_job" not in (result.error.traceback or "").split("verify_bad")[-1]
+    assert "verifiers/job.py" not in (result.error.traceback or "").split("verify_bad")[-1]
 
 
 def test_a_worker_killed_from_outside_is_replaced_on_the_next_job(orders_images):

@@ -12,8 +12,8 @@ Ten lines to get going::
         async with pool.instance() as inst:                 # reset on release
             result = await inst.call_tool("get_product", {"product_id": 3})
 
-The names below (and :mod:`awm_envs.sandbox`) are the public API; the layers behind
-them (``bundle/``, ``runtime/``, ``pool/``, ``serve/``, ``validation/``, ``awm1k/``,
+The names below (and :mod:`awm_envs.sandbox`, :mod:`awm_envs.verifiers`) are the public API;
+the layers behind them (``bundle/``, ``runtime/``, ``pool/``, ``serve/``, ``validation/``, ``awm1k/``,
 ``simulate/``, ``cli/``) are described in docs/architecture.md and may change between releases.
 """
 
@@ -53,9 +53,6 @@ _EXPORTS = {
     "TaskValidation": ".validation.validate",
     "catalog_env_ids": ".validation.validate",
     "validate_environment": ".validation.validate",
-    "SandboxedVerifierRunner": ".validation.verifier_runner",
-    "VerifierOutcome": ".validation.verifier_runner",
-    "run_native_verifier": ".validation.verifier_runner",
 }
 
 if TYPE_CHECKING:
@@ -76,11 +73,6 @@ if TYPE_CHECKING:
         TaskValidation,
         catalog_env_ids,
         validate_environment,
-    )
-    from awm_envs.validation.verifier_runner import (
-        SandboxedVerifierRunner,
-        VerifierOutcome,
-        run_native_verifier,
     )
 
 
@@ -110,10 +102,8 @@ __all__ = [
     "FolderSource",
     "Instance",
     "RemoteInstance",
-    "SandboxedVerifierRunner",
     "SimulatedEnvironment",
     "TaskValidation",
-    "VerifierOutcome",
     "WorkerDied",
     "WorkerPool",
     "WorkerRequestError",
@@ -124,7 +114,6 @@ __all__ = [
     "load_bundle",
     "load_environment",
     "resolve_env",
-    "run_native_verifier",
     "split_statements",
     "validate_environment",
     "validation_record",

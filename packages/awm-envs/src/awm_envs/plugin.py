@@ -9,6 +9,15 @@ from awm_core.lazycli import add_lazy
 
 
 @hookimpl
+def register_verifier_signatures(register: Register) -> None:
+    """The three built-in verifier signatures: awm's native one and the official release's two."""
+    from awm_envs.verifiers.signatures import BUILTIN_ADAPTERS
+
+    for adapter in BUILTIN_ADAPTERS:
+        register(adapter.name, adapter)
+
+
+@hookimpl
 def register_env_sources(register: Register) -> None:
     """The bundles shipped inside this package (``awm_envs/catalog/``); ``awm run`` can open them."""
     from awm_envs.bundle.sources import CATALOG_DIR

@@ -1,8 +1,9 @@
-"""awm-verify: state diffs, sandboxed verifiers, judges, rewards and judge reliability.
+"""awm-verify: state diffs, judges, rewards, judge reliability and verified rollouts.
 
 The names below are the public API; each lives in a module named for its concept
 (the diff engine, the verifier result models and the judge contract live in
-awm-core, so that plugins can type against them without this package).
+awm-core, so that plugins can type against them without this package; a bundle's
+verifiers are run by :mod:`awm_envs.verifiers`).
 """
 
 from __future__ import annotations
@@ -43,10 +44,6 @@ _EXPORTS = {
     "Observation": "awm_verify.gym",
     "StepResult": "awm_verify.gym",
     "TaskEnv": "awm_verify.gym",
-    "SandboxError": "awm_verify.sandbox",
-    "SandboxLimits": "awm_verify.sandbox",
-    "VerifierPool": "awm_verify.sandbox",
-    "run_verifier": "awm_verify.sandbox",
     "Episode": "awm_verify.verify",
     "VerificationReport": "awm_verify.verify",
     "verify_episode": "awm_verify.verify",
@@ -67,7 +64,6 @@ if TYPE_CHECKING:
     )
     from awm_verify.rewards import WeightedSum, compose, resolve_reward
     from awm_verify.rollout import Rollout, rollout_episode, verify_rollout
-    from awm_verify.sandbox import SandboxError, SandboxLimits, VerifierPool, run_verifier
     from awm_verify.verify import Episode, VerificationReport, verify_episode, verify_many
 
 
@@ -91,15 +87,12 @@ __all__ = [
     "ReliabilityReport",
     "Rollout",
     "RenderLimits",
-    "SandboxError",
-    "SandboxLimits",
     "StepResult",
     "TableDiff",
     "TaskEnv",
     "VerificationReport",
     "VerifierError",
     "VerifierErrorKind",
-    "VerifierPool",
     "VerifierResult",
     "WeightedSum",
     "cohens_kappa",
@@ -113,7 +106,6 @@ __all__ = [
     "reliability_report",
     "resolve_reward",
     "rollout_episode",
-    "run_verifier",
     "verify_episode",
     "verify_many",
     "verify_rollout",

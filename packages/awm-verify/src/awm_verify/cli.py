@@ -19,11 +19,11 @@ from awm_core.contracts import Judge, JudgeRequest
 from awm_core.dbdiff import RenderLimits, diff_databases
 from awm_core.errors import AWMError
 from awm_core.models import Task, Trajectory, VerifierResult
+from awm_envs.verifiers.pool import VerifierPool
 from awm_verify.judge import DEFAULT_JUDGE, get_judge
 from awm_verify.reliability import reliability_report
 from awm_verify.replay import ReplayReport, replay_trajectory
 from awm_verify.rewards import resolve_reward
-from awm_verify.sandbox import VerifierPool
 
 if TYPE_CHECKING:
     from awm_envs import Environment
@@ -71,11 +71,6 @@ def _find_task(env: Environment, task_id: str) -> Task:
     raise AWMError(f"environment {env.id} has no task {task_id!r}; its tasks: {known}")
 
 
-def _verifier_source(env: Environment) -> str | None:
-    path = Path(env.path) / "verifiers.py"
-    return path.read_text() if path.is_file() else None
-
-
 def _judge(name: str, model: str | None) -> Judge:
     options: dict[str, Any] = {}
     if model is not None:
@@ -99,7 +94,7 @@ def _prepare(
         )
     task = _find_task(env, task_id or trajectory.task_id)
     final, replay = replay_trajectory(env, trajectory)
-    source = _verifier_source(env)
+    source = env.verifier_source
     verification: VerifierResult | None = None
     if source is not None and task.verifier:
         verification = pool.run(

@@ -1,8 +1,8 @@
 """awm-verify's plugin: what this package contributes through the awm hooks.
 
 Registered through the ``awm`` entry point exactly like a third party's plugin:
-the three verifier signatures, the ``code`` / ``llm`` / ``code+llm`` judges, the
-reward functions and the ``awm verify`` command group. Imports happen inside
+the ``code`` / ``llm`` / ``code+llm`` judges, the reward functions and the
+``awm verify`` command group (the verifier signatures are awm-envs'). Imports happen inside
 the hooks so that loading plugins stays cheap.
 """
 
@@ -12,14 +12,6 @@ import click
 
 from awm_core.hookspecs import Register, hookimpl
 from awm_core.lazycli import add_lazy
-
-
-@hookimpl
-def register_verifier_signatures(register: Register) -> None:
-    from awm_verify.signatures import BUILTIN_ADAPTERS
-
-    for adapter in BUILTIN_ADAPTERS:
-        register(adapter.name, adapter)
 
 
 @hookimpl

@@ -17,7 +17,7 @@ from awm_core.contracts import CODE_JUDGE, Judge
 from awm_core.episode import ActingPolicy, EpisodeSettings, run_episode
 from awm_core.models import Task, Trajectory
 from awm_core.session import EnvInstance, InstancePool
-from awm_envs.verifiers import VerifierPool
+from awm_envs.verifiers.pool import VerifierPool
 from awm_verify.judge import JudgeError
 from awm_verify.rewards import RewardFn
 from awm_verify.verify import VerificationReport, verify_episode

@@ -60,6 +60,7 @@ class Bundle:
     app: FastAPI
     get_db: Callable[..., Any]
     verifier_names: list[str] = field(default_factory=list)
+    verifier_source: str | None = None  # the text of verifiers.py; None when it has none
 
     @property
     def id(self) -> str:
@@ -201,12 +202,22 @@ def _check_routes(app: FastAPI, problems: list[BundleProblem]) -> None:
         seen[op] = label
 
 
-def _verifier_names(path: Path, problems: list[BundleProblem]) -> list[str]:
+def _verifier_source(path: Path, problems: list[BundleProblem]) -> str | None:
     file = path / VERIFIERS_PY
     if not file.exists():
+        return None
+    try:
+        return file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(BundleProblem(VERIFIERS_PY, "", f"cannot read: {exc}"))
+        return None
+
+
+def _verifier_names(source: str | None, problems: list[BundleProblem]) -> list[str]:
+    if source is None:
         return []
     try:
-        tree = parse_source(file.read_text(encoding="utf-8"), filename=VERIFIERS_PY)
+        tree = parse_source(source, filename=VERIFIERS_PY)
     except SyntaxError as exc:
         problems.append(
             BundleProblem(VERIFIERS_PY, f"line {exc.lineno}", f"syntax error: {exc.msg}")
@@ -398,7 +409,8 @@ def load_bundle(path: str | Path) -> Bundle:
     template, tables = _load_template(root, problems)
     loaded = _load_app(root, manifest.id if manifest else root.name, problems)
     tools = _load_tools(root, loaded.app, problems)
-    verifier_names = _verifier_names(root, problems)
+    verifier_source = _verifier_source(root, problems)
+    verifier_names = _verifier_names(verifier_source, problems)
     tasks = _load_tasks(root, tools, verifier_names, problems)
 
     if problems:
@@ -416,6 +428,7 @@ def load_bundle(path: str | Path) -> Bundle:
         app=app,
         get_db=get_db,
         verifier_names=verifier_names,
+        verifier_source=verifier_source,
     )
 
 

@@ -5,12 +5,17 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import click
 
-from awm_envs.validation.prove import Attempt, default_report_path, prove_environment
+from awm_envs.validation.prove import (
+    PROVE_SETTINGS,
+    Attempt,
+    default_report_path,
+    prove_environment,
+)
 
 
 @click.command(name="prove")
@@ -66,20 +71,14 @@ def prove_command(
     """
     from awm_core.llm import get_backend
     from awm_envs.validation.validate import in_catalog, resolve_env_dir
-    from awm_envs.validation.verifier_runner import (
-        SandboxedVerifierRunner,
-        load_verifier_source,
-        load_verifiers,
-        run_native_verifier,
-    )
+    from awm_envs.verifiers.pool import VerifierPool
 
     try:
         bundle = resolve_env_dir(env, extra=list(catalogs) or None)
     except FileNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc
     backend = get_backend(model)
-    sandboxed = None if in_catalog(bundle) else SandboxedVerifierRunner()
-    module = load_verifiers(bundle) if sandboxed is None else load_verifier_source(bundle)
+    sandboxed = None if in_catalog(bundle) else VerifierPool(size=1)
 
     def tick(task_id: str, attempt: Attempt) -> None:
         if not as_json:
@@ -93,10 +92,9 @@ def prove_command(
                 backend,
                 attempts=attempts,
                 report_path=report_path,
-                runner=sandboxed or run_native_verifier,
-                module=module,
+                verifier_pool=sandboxed,
                 task_ids=list(task_ids) or None,
-                max_steps=max_steps,
+                settings=replace(PROVE_SETTINGS, max_steps=max_steps),
                 progress=tick,
             )
         )

@@ -18,7 +18,6 @@ from rich.table import Table
 from awm_core.console import make_console
 from awm_envs.sandbox import IsolationUnavailable, SandboxStartError
 from awm_envs.validation.validate import EnvValidation, validate_catalog
-from awm_envs.validation.verifier_runner import VerifierSandboxUnavailable
 
 
 def _mark(ok: bool) -> str:
@@ -170,7 +169,7 @@ def validate_command(
                 require_proof=require_proof,
             ),
         )
-    except (FileNotFoundError, VerifierSandboxUnavailable) as exc:
+    except FileNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc
     except (IsolationUnavailable, SandboxStartError) as exc:
         raise click.ClickException(str(exc)) from exc

@@ -139,6 +139,11 @@ class Environment:
         return self.bundle.tasks
 
     @property
+    def verifier_source(self) -> str | None:
+        """The text of the bundle's verifiers.py (None when it has none)."""
+        return self.bundle.verifier_source
+
+    @property
     def template(self) -> bytes:
         """The initial database image every instance starts from."""
         return self.bundle.template

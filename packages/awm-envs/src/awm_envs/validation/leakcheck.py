@@ -52,7 +52,8 @@ from typing import Any
 
 from awm_core.models import Task, ToolCallStep
 from awm_envs.validation.replay import _Replay, _replay, _RuntimeEnvironment
-from awm_envs.validation.results import TaskValidation, VerifierRunner
+from awm_envs.validation.results import TaskValidation
+from awm_envs.validation.runner import VerifierRunner
 
 __all__ = ["LEAK_PHRASE", "changed_names", "module_state"]
 
@@ -305,12 +306,9 @@ class _LeakCheck:
     :func:`awm_envs.validation.taskcheck._validate_task`).
     """
 
-    def __init__(
-        self, env: _RuntimeEnvironment, run_verifier: VerifierRunner, verifiers: types.ModuleType
-    ) -> None:
+    def __init__(self, env: _RuntimeEnvironment, run_verifier: VerifierRunner) -> None:
         self.env = env
         self.run_verifier = run_verifier
-        self.verifiers = verifiers
         self.state = self._state()
         self.reported: set[str] = set()
         self.problems: list[str] = []
@@ -354,12 +352,13 @@ class _LeakCheck:
         first = next((c for c in validation.checks if c.kind == "reference"), None)
         if first is None:
             return ""
-        outcome = self.run_verifier(
-            self.verifiers, task.verifier or "", second.initial, second.final, task.reference_answer
+        result = self.run_verifier(
+            task.verifier or "", second.initial, second.final, task.reference_answer
         )
-        if outcome.error is not None or outcome.complete == first.complete:
+        complete = bool(result.complete)
+        if self.run_verifier.failure(result) is not None or complete == first.complete:
             return ""
-        return f", and the verifier then says {'complete' if outcome.complete else 'not complete'}"
+        return f", and the verifier then says {'complete' if complete else 'not complete'}"
 
     def report(self) -> list[str]:
         problems = list(self.problems)

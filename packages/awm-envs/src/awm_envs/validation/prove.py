@@ -23,15 +23,15 @@ import os
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from awm_core.episode import CALL_TOOL, Policy, StepChecks, run_episode
 from awm_core.llm.base import LLMBackend
 from awm_core.models import Task, ToolCallStep, Trajectory, complexity_for_calls
 from awm_envs.validation.replay import _open_environment, _RuntimeEnvironment
-from awm_envs.validation.results import VerifierRunner
+from awm_envs.validation.runner import VerifierRunner
 from awm_envs.validation.taskcheck import _validate_task
+from awm_envs.verifiers.pool import VerifierPool
 
 PROVEN_TAG = "proven-by-agent"
 _DROPPED_TAGS = ("unproven", "complexity-unlabelled")
@@ -138,7 +138,6 @@ def _write_reference(bundle: Path, task: Task) -> None:
 async def _attempt(
     env: _RuntimeEnvironment,
     raw_env: Any,
-    module: ModuleType,
     task: Task,
     backend: LLMBackend,
     runner: VerifierRunner,
@@ -172,15 +171,14 @@ async def _attempt(
             number, traj.termination.value, len(calls), complete, accepted, reason, stamp
         )
 
-    outcome = await asyncio.to_thread(
-        runner, module, task.verifier or "", initial, final, traj.final_answer
-    )
-    if outcome.error:
-        return attempt(False, False, f"verifier error: {outcome.error}"), None, False
-    if outcome.evidence.get("undecided"):
+    result = await asyncio.to_thread(runner, task.verifier or "", initial, final, traj.final_answer)
+    error = runner.failure(result)
+    if error:
+        return attempt(False, False, f"verifier error: {error}"), None, False
+    if result.evidence.get("undecided"):
         reason = "an sql-mode verifier only gathers evidence: it cannot decide (needs a judge)"
         return attempt(False, False, reason), None, True
-    if not outcome.complete:
+    if not result.complete:
         reason = f"verifier: not complete ({traj.termination.value})"
         return attempt(False, False, reason), None, False
     tags = [t for t in task.tags if t not in _DROPPED_TAGS]
@@ -193,7 +191,7 @@ async def _attempt(
         }
     )
     check, _, _ = await asyncio.to_thread(
-        _validate_task, env_id_of(raw_env), env, module, candidate, runner, False, True
+        _validate_task, env_id_of(raw_env), env, candidate, runner, False, True
     )
     if not check.proven:
         why = "; ".join(check.problems) or ", ".join(c.kind for c in check.checks if not c.ok)
@@ -212,8 +210,7 @@ async def prove_environment(
     *,
     attempts: int = 3,
     report_path: Path | None = None,
-    runner: VerifierRunner,
-    module: ModuleType,
+    verifier_pool: VerifierPool | None = None,
     task_ids: list[str] | None = None,
     max_steps: int = 20,
     fmt: str = "hermes",
@@ -221,11 +218,12 @@ async def prove_environment(
 ) -> ProveReport:
     """Run ``backend`` on the bundle's unproven tasks (see the module docstring).
 
-    ``runner``/``module``: the verifier runner and the module it takes (a sandboxed
-    runner for untrusted bundles). ``progress(task_id, attempt)`` is called after each
+    ``verifier_pool``: the sandbox the bundle's verifiers run in (untrusted bundles);
+    None runs them in this process. ``progress(task_id, attempt)`` is called after each
     attempt. The report is saved after every attempt.
     """
     env = _open_environment(bundle)
+    runner = VerifierRunner.for_bundle(bundle, env.verifier_source, verifier_pool)
     raw_env = env._env
     report_path = report_path or default_report_path(bundle)
     report = ProveReport.load(report_path, env_id_of(raw_env), bundle, backend.name)
@@ -247,7 +245,6 @@ async def prove_environment(
             result, candidate, give_up = await _attempt(
                 env,
                 raw_env,
-                module,
                 task,
                 backend,
                 runner,

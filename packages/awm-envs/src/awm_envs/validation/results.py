@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from awm_core.models import Complexity
-from awm_envs.validation.verifier_runner import VerifierOutcome
-
-# (verifiers module, verifier name, initial image, final image, final answer) -> outcome
-VerifierRunner = Callable[[ModuleType, str, bytes, bytes, "str | None"], VerifierOutcome]
 
 
 class TrajectoryCheck(BaseModel):

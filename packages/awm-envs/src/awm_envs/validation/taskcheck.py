@@ -7,12 +7,10 @@ trajectory behind them is replayed on a fresh instance
 
 from __future__ import annotations
 
-from types import ModuleType
-
 from awm_core.models import Task, complexity_for_calls
 from awm_envs.validation.replay import _Replay, _replay, _RuntimeEnvironment, _without_last_write
-from awm_envs.validation.results import TaskValidation, TrajectoryCheck, VerifierRunner
-from awm_envs.validation.verifier_runner import run_native_verifier
+from awm_envs.validation.results import TaskValidation, TrajectoryCheck
+from awm_envs.validation.runner import VerifierRunner
 
 # Wrong final answers tried on answer-judged tasks: none, empty, and a vague claim.
 WRONG_ANSWERS: tuple[str | None, ...] = (None, "", "Done.")
@@ -20,7 +18,6 @@ WRONG_ANSWERS: tuple[str | None, ...] = (None, "", "Done.")
 
 def _check(
     runner: VerifierRunner,
-    module: ModuleType,
     task: Task,
     kind: str,
     description: str,
@@ -28,27 +25,27 @@ def _check(
     final_answer: str | None,
     expected_complete: bool,
 ) -> TrajectoryCheck:
-    outcome = runner(module, task.verifier or "", replay.initial, replay.final, final_answer)
+    result = runner(task.verifier or "", replay.initial, replay.final, final_answer)
+    error = runner.failure(result)
     return TrajectoryCheck(
         kind=kind,
         description=description,
         tool_errors=replay.tool_errors,
-        complete=outcome.complete,
+        complete=error is None and bool(result.complete),
         expected_complete=expected_complete,
-        verifier_error=outcome.error,
-        evidence=outcome.evidence,
+        verifier_error=error,
+        evidence=result.evidence,
     )
 
 
 def validate_task(
     env_id: str,
     env: _RuntimeEnvironment,
-    module: ModuleType,
     task: Task,
-    run_verifier: VerifierRunner = run_native_verifier,
+    run_verifier: VerifierRunner,
 ) -> TaskValidation:
-    """Validate one task against a loaded environment and its verifier module."""
-    return _validate_task(env_id, env, module, task, run_verifier)[0]
+    """Validate one task against a loaded environment and its bundle's verifiers."""
+    return _validate_task(env_id, env, task, run_verifier)[0]
 
 
 def _task_problems(task: Task) -> tuple[list[str], bool]:
@@ -71,7 +68,6 @@ def _task_problems(task: Task) -> tuple[list[str], bool]:
 
 def _dropped_last_write(
     env: _RuntimeEnvironment,
-    module: ModuleType,
     task: Task,
     run_verifier: VerifierRunner,
     second_replay: bool,
@@ -91,7 +87,6 @@ def _dropped_last_write(
         dropped_replay = _replay(env, dropped)
     check = _check(
         run_verifier,
-        module,
         task,
         "dropped_last_write",
         f"reference solution without its last write ({writes[-1].tool})",
@@ -104,7 +99,6 @@ def _dropped_last_write(
 
 def _wrong_claims(
     env: _RuntimeEnvironment,
-    module: ModuleType,
     task: Task,
     run_verifier: VerifierRunner,
     untouched: _Replay,
@@ -120,7 +114,6 @@ def _wrong_claims(
             wrong.append(
                 _check(
                     run_verifier,
-                    module,
                     task,
                     "wrong_answer",
                     f"reference calls with final answer {answer!r}",
@@ -133,7 +126,6 @@ def _wrong_claims(
         wrong.append(
             _check(
                 run_verifier,
-                module,
                 task,
                 "no_action",
                 "no tool calls, final answer claims success",
@@ -146,7 +138,6 @@ def _wrong_claims(
         wrong.append(
             _check(
                 run_verifier,
-                module,
                 task,
                 "negative_example",
                 neg.description or f"negative example {i}",
@@ -161,7 +152,6 @@ def _wrong_claims(
 def _validate_unproven(
     env_id: str,
     env: _RuntimeEnvironment,
-    module: ModuleType,
     task: Task,
     run_verifier: VerifierRunner,
 ) -> tuple[TaskValidation, _Replay, None]:
@@ -173,7 +163,7 @@ def _validate_unproven(
     problems = [] if task.verifier else ["task names no verifier"]
     untouched = _replay(env, [])
     initial = _check(
-        run_verifier, module, task, "initial", "untouched initial database", untouched, None, False
+        run_verifier, task, "initial", "untouched initial database", untouched, None, False
     )
     if initial.verifier_error:
         problems.append(f"initial: verifier error: {initial.verifier_error}")
@@ -199,7 +189,6 @@ def _validate_unproven(
 def _validate_task(
     env_id: str,
     env: _RuntimeEnvironment,
-    module: ModuleType,
     task: Task,
     run_verifier: VerifierRunner,
     second_replay: bool = False,
@@ -213,7 +202,7 @@ def _validate_task(
     Without ``require_proof``, a task with no reference solution gets only the checks
     that need none (:func:`_validate_unproven`) and is reported ``unproven``."""
     if task.reference_solution is None and not require_proof:
-        return _validate_unproven(env_id, env, module, task, run_verifier)
+        return _validate_unproven(env_id, env, task, run_verifier)
     steps = task.reference_solution or []
     problems, complexity_ok = _task_problems(task)
     checks: list[TrajectoryCheck] = []
@@ -221,7 +210,7 @@ def _validate_task(
     # (a) the untouched initial state is not already complete
     untouched = _replay(env, [])
     initial = _check(
-        run_verifier, module, task, "initial", "untouched initial database", untouched, None, False
+        run_verifier, task, "initial", "untouched initial database", untouched, None, False
     )
     checks.append(initial)
 
@@ -229,7 +218,6 @@ def _validate_task(
     ref = _replay(env, steps)
     reference = _check(
         run_verifier,
-        module,
         task,
         "reference",
         "reference solution",
@@ -242,9 +230,9 @@ def _validate_task(
         problems.append(f"reference solution hit tool errors: {ref.tool_errors}")
 
     # (c) plausible wrong trajectories are rejected
-    dropped, second = _dropped_last_write(env, module, task, run_verifier, second_replay)
+    dropped, second = _dropped_last_write(env, task, run_verifier, second_replay)
     wrong = [] if dropped is None else [dropped]
-    wrong += _wrong_claims(env, module, task, run_verifier, untouched, ref)
+    wrong += _wrong_claims(env, task, run_verifier, untouched, ref)
     checks.extend(wrong)
     for c in checks:
         if c.verifier_error:

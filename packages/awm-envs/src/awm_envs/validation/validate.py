@@ -10,14 +10,13 @@ For each task, on fresh instances of the environment:
     answer-judged tasks (read-only and refusal tasks), "did nothing but claimed
     success" for write tasks, and the task's hand-written ``negative_examples``.
 
-Verifiers of the shipped catalog run through
-:func:`awm_envs.validation.verifier_runner.run_native_verifier` (trusted, in-process). Any other
-bundle's verifiers (synthesized, imported) run in the sandbox
-(:class:`~awm_envs.validation.verifier_runner.SandboxedVerifierRunner`, never in this process);
-``sandbox=True/False`` forces either way, and
-``run_verifier=`` swaps in any runner.
+Verifiers of the shipped catalog run through :func:`awm_envs.verifiers.trusted.run_trusted`
+(trusted, in-process). Any other bundle's verifiers (synthesized, imported) run in the
+sandbox (:class:`~awm_envs.verifiers.pool.VerifierPool`, never in this process);
+``sandbox=True/False`` forces either way, and ``verifier_pool=`` gives the sandbox to use.
 
 The parts: :mod:`~awm_envs.validation.results` (what is reported),
+:mod:`~awm_envs.validation.runner` (the bundle's verifiers, run either way),
 :mod:`~awm_envs.validation.replay` (trajectories on fresh instances),
 :mod:`~awm_envs.validation.taskcheck` (one task's three properties) and
 :mod:`~awm_envs.validation.leakcheck` (state shared between instances).
@@ -33,15 +32,11 @@ from awm_envs.bundle.sources import CATALOG_DIR
 from awm_envs.errors import BundleError
 from awm_envs.validation.leakcheck import LEAK_PHRASE, _LeakCheck
 from awm_envs.validation.replay import _open_environment
-from awm_envs.validation.results import EnvValidation, TaskValidation, VerifierRunner
+from awm_envs.validation.results import EnvValidation, TaskValidation
+from awm_envs.validation.runner import VerifierRunner
 from awm_envs.validation.taskcheck import _validate_task
-from awm_envs.validation.verifier_runner import (
-    SandboxedVerifierRunner,
-    VerifierLoadError,
-    load_verifier_source,
-    load_verifiers,
-    run_native_verifier,
-)
+from awm_envs.verifiers.pool import VerifierPool
+from awm_envs.verifiers.trusted import VerifierLoadError
 
 __all__ = [
     "CATALOG_DIR",
@@ -87,23 +82,24 @@ def in_catalog(env_dir: Path, catalog: Path = CATALOG_DIR) -> bool:
     return env_dir.resolve().is_relative_to(catalog.resolve())
 
 
-def _runner_for(
-    env_dir: Path, run_verifier: VerifierRunner, sandbox: bool | None
-) -> tuple[VerifierRunner, SandboxedVerifierRunner | None]:
-    """The runner to use, and the same runner again when this call owns it (and must close it)."""
-    if run_verifier is not run_native_verifier or sandbox is False:
-        return run_verifier, None
-    if sandbox is None and in_catalog(env_dir):
-        return run_verifier, None
-    runner = SandboxedVerifierRunner()  # sandboxed, always: there is no in-process fallback
-    return runner, runner
+def _pool_for(
+    env_dir: Path, pool: VerifierPool | None, sandbox: bool | None
+) -> tuple[VerifierPool | None, VerifierPool | None]:
+    """The sandbox to verify in (None: this process), and the same pool again when this call
+    owns it (and must close it)."""
+    if pool is not None:
+        return pool, None
+    if sandbox is False or (sandbox is None and in_catalog(env_dir)):
+        return None, None
+    owned = VerifierPool(size=1)  # sandboxed, always: there is no in-process fallback
+    return owned, owned
 
 
 def validate_environment(
     env: str | Path,
     *,
     task_ids: Iterable[str] | None = None,
-    run_verifier: VerifierRunner = run_native_verifier,
+    verifier_pool: VerifierPool | None = None,
     extra: list[Path] | None = None,
     sandbox: bool | None = None,
     check_leaks: bool = True,
@@ -113,7 +109,8 @@ def validate_environment(
 
     ``sandbox`` None runs the verifiers of bundles outside the shipped catalog
     in the verifier sandbox; True runs every bundle's there; False runs them
-    here (only for bundles you trust).
+    here (only for bundles you trust). ``verifier_pool`` is the sandbox to run them in
+    (every bundle's, then); by default this call starts one when it needs it.
     ``check_leaks`` also fails an app whose tools keep state outside the
     database, shared by every instance in a process (see :class:`_LeakCheck`);
     the problem says "module-level state leaks between instances".
@@ -121,9 +118,9 @@ def validate_environment(
     checks that need none and are reported ``unproven`` (see :class:`TaskValidation`).
     """
     env_dir = resolve_env_dir(env, extra=extra)
-    runner, owned = _runner_for(env_dir, run_verifier, sandbox)
+    pool, owned = _pool_for(env_dir, verifier_pool, sandbox)
     try:
-        return _validate_environment(env_dir, task_ids, runner, check_leaks, require_proof)
+        return _validate_environment(env_dir, task_ids, pool, check_leaks, require_proof)
     finally:
         if owned is not None:
             owned.close()
@@ -132,7 +129,7 @@ def validate_environment(
 def _validate_environment(
     env_dir: Path,
     task_ids: Iterable[str] | None,
-    run_verifier: VerifierRunner,
+    pool: VerifierPool | None,
     check_leaks: bool = True,
     require_proof: bool = False,
 ) -> EnvValidation:
@@ -142,10 +139,7 @@ def _validate_environment(
         result.env_id = manifest.id
         environment = _open_environment(env_dir)
         tasks = environment.tasks
-        if getattr(run_verifier, "needs_source", False):
-            module = load_verifier_source(env_dir)  # run only inside the sandbox
-        else:
-            module = load_verifiers(env_dir)
+        run_verifier = VerifierRunner.for_bundle(env_dir, environment.verifier_source, pool)
     except (VerifierLoadError, OSError, ValueError) as exc:
         result.problems.append(str(exc))
         return result
@@ -158,14 +152,13 @@ def _validate_environment(
     if not tasks:
         result.problems.append("the bundle has no tasks (tasks.json is missing or empty)")
     wanted = set(task_ids) if task_ids is not None else None
-    leaks = _LeakCheck(environment, run_verifier, module) if check_leaks else None
+    leaks = _LeakCheck(environment, run_verifier) if check_leaks else None
     for task in tasks:
         if wanted is not None and task.id not in wanted:
             continue
         validation, ref, second = _validate_task(
             result.env_id,
             environment,
-            module,
             task,
             run_verifier,
             second_replay=leaks is not None,
@@ -182,7 +175,7 @@ def _validate_environment(
 def validate_catalog(
     env_ids: Iterable[str] | None = None,
     *,
-    run_verifier: VerifierRunner = run_native_verifier,
+    verifier_pool: VerifierPool | None = None,
     extra: list[Path] | None = None,
     sandbox: bool | None = None,
     require_proof: bool = False,
@@ -190,7 +183,8 @@ def validate_catalog(
     """Validate the named environments, or the whole catalog when none are named.
 
     Each outcome is also recorded per bundle content, for ``awm envs list``.
-    ``sandbox`` and ``require_proof`` are passed to :func:`validate_environment`.
+    ``verifier_pool``, ``sandbox`` and ``require_proof`` are passed to
+    :func:`validate_environment`.
     """
     from awm_envs.validation.record import save_record
 
@@ -198,7 +192,11 @@ def validate_catalog(
     results = []
     for e in ids:
         result = validate_environment(
-            e, run_verifier=run_verifier, extra=extra, sandbox=sandbox, require_proof=require_proof
+            e,
+            verifier_pool=verifier_pool,
+            extra=extra,
+            sandbox=sandbox,
+            require_proof=require_proof,
         )
         if not result.problems or result.tasks:
             save_record(

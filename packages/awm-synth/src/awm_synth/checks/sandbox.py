@@ -9,7 +9,7 @@ own process:
   runtime's sandboxed worker (:class:`awm_envs.WorkerPool`): the same
   loader, argument validation and dispatch an agent meets later, with a
   deadline on every call and an address-space limit;
-* verifiers run in awm-verify's :class:`~awm_verify.sandbox.VerifierPool`, the
+* verifiers run in awm-envs' :class:`~awm_envs.verifiers.pool.VerifierPool`, the
   sandbox that judges rollouts at training time (so a verifier that imports
   ``os`` fails here, where it can still be repaired, not during training);
 * anything else that must import generated code (the runtime's final
@@ -37,15 +37,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from awm_core.models import ToolResult, ToolSpec
+from awm_core.models import ToolResult, ToolSpec, VerifierResult
 from awm_envs import (
     RemoteInstance,
-    VerifierOutcome,
     WorkerDied,
     WorkerPool,
     WorkerRequestError,
 )
 from awm_envs.sandbox import JobPool, Limits, SandboxStartError, describe_exit
+from awm_envs.verifiers.pool import VERIFIER_LIMITS, SandboxError, VerifierPool
 from awm_synth.checks.apprunner import AppLoadError
 from awm_synth.errors import SynthError
 
@@ -325,6 +325,20 @@ def _verifier_line(traceback_text: str | None, source: str) -> str:
     return f" (verifiers.py line {n}: {code})" if code else f" (verifiers.py line {n})"
 
 
+def verifier_failure(result: VerifierResult, source: str) -> str | None:
+    """Why ``result`` is no usable verdict, as the correction loop is told (with the line of
+    ``source`` it failed at), or None when it is one."""
+    function, err = result.function, result.error
+    if err is not None:
+        where = _verifier_line(err.traceback, source)
+        if err.kind == "exception":
+            return f"{function} raised {err.message}{where}"
+        return f"{function}: {err.kind}: {err.message}{where}"
+    if result.complete is None:
+        return f"{function} gave no verdict; return {{'complete': bool, 'evidence': {{...}}}}"
+    return None
+
+
 PROBE_FUNCTION = "_awm_synth_import_probe"
 
 
@@ -335,15 +349,13 @@ class CheckSandbox:
     """
 
     def __init__(self, slots: int | None = None, limits: CheckLimits | None = None) -> None:
-        from awm_verify import SandboxLimits, VerifierPool
-
         self.slots = slots or cpu_slots()
         self.limits = limits or CheckLimits()
         self._sem = asyncio.Semaphore(self.slots)
         self._root = Path(tempfile.mkdtemp(prefix="awm-synth-checks-"))
         self._verifiers = VerifierPool(
             size=self.slots,
-            limits=SandboxLimits(
+            limits=VERIFIER_LIMITS.with_(
                 cpu_s=self.limits.verifier_cpu_s,
                 wall_s=self.limits.verifier_wall_s,
                 memory_bytes=min(self.limits.memory_bytes, 512 * 1024**2),
@@ -506,10 +518,9 @@ class CheckSandbox:
         initial: bytes,
         final: bytes,
         final_answer: str | None,
-    ) -> VerifierOutcome:
-        """Run one verifier in the verifier sandbox; its failures come back in ``error``."""
-        from awm_verify import SandboxError
-
+    ) -> VerifierResult:
+        """Run one verifier in the verifier sandbox; its failures come back in ``error``
+        (:func:`verifier_failure` says them as the correction loop is told)."""
         run = self._verifiers.run
         try:
             result = await asyncio.get_running_loop().run_in_executor(
@@ -524,18 +535,7 @@ class CheckSandbox:
             )
         except (SandboxError, OSError) as exc:
             raise SandboxUnavailableError(f"the verifier sandbox did not start: {exc}") from exc
-        if result.error is not None:
-            err = result.error
-            where = _verifier_line(err.traceback, source)
-            if err.kind == "exception":
-                return VerifierOutcome(False, error=f"{function} raised {err.message}{where}")
-            return VerifierOutcome(False, error=f"{function}: {err.kind}: {err.message}{where}")
-        if result.complete is None:
-            return VerifierOutcome(
-                False,
-                error=f"{function} gave no verdict; return {{'complete': bool, 'evidence': {{...}}}}",
-            )
-        return VerifierOutcome(result.complete, result.evidence)
+        return result
 
     async def verifier_import_error(self, source: str, image: bytes) -> str | None:
         """Why ``source`` fails at module level in the verifier sandbox, or None if it loads."""
@@ -544,8 +544,9 @@ class CheckSandbox:
             + f"\n\n\ndef {PROBE_FUNCTION}(initial, final, final_answer):\n"
             + "    return {'complete': False}\n"
         )
-        outcome = await self.verify(probe, PROBE_FUNCTION, image, image, None)
-        error: str | None = outcome.error
+        error = verifier_failure(
+            await self.verify(probe, PROBE_FUNCTION, image, image, None), probe
+        )
         if error is None:
             return None
         return error.replace(f"{PROBE_FUNCTION} raised ", "").replace(f"{PROBE_FUNCTION}: ", "")
@@ -584,4 +585,5 @@ __all__ = [
     "load_error",
     "run_isolated",
     "stage_candidate",
+    "verifier_failure",
 ]

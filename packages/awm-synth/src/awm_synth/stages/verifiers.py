@@ -6,7 +6,7 @@ the reference solution must replay without tool errors and then satisfy the
 verifier, and the wrong solution must not.
 
 By default (:func:`check_verifiers_sandboxed`) the app runs in the runtime's
-sandbox worker and every verifier in awm-verify's verifier sandbox, the one
+sandbox worker and every verifier in awm-envs' verifier sandbox, the one
 that judges rollouts during training; :func:`check_verifiers` is the trusted
 in-process path (``--trusted``).
 """
@@ -21,9 +21,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from awm_core.astparse import parse as parse_source
-from awm_envs import run_native_verifier
+from awm_envs.verifiers.trusted import run_trusted
 from awm_synth.checks.apprunner import AppHarness, AppLoadError, import_source
-from awm_synth.checks.sandbox import CheckSandbox, SandboxedApp
+from awm_synth.checks.sandbox import CheckSandbox, SandboxedApp, verifier_failure
 from awm_synth.checks.sqlexec import build_template
 from awm_synth.errors import ArtifactParseError
 from awm_synth.llm.parsing import extract_block
@@ -122,9 +122,11 @@ def _prove(
     if not callable(getattr(verifiers, fn, None)):
         return [("missing_verifier", f"verifier function {fn!r} is not defined")]
     problems: list[tuple[str, str]] = []
-    initial = run_native_verifier(verifiers, fn, template, template, None)
+    initial = run_trusted(verifiers, fn, template, template, None)
     if initial.error:
-        problems.append(("verifier_error", f"{fn} on the initial database: {initial.error}"))
+        problems.append(
+            ("verifier_error", f"{fn} on the initial database: {initial.error.message}")
+        )
     elif initial.complete:
         problems.append(
             (
@@ -146,9 +148,11 @@ def _prove(
             )
             break
     final = harness.snapshot()
-    after = run_native_verifier(verifiers, fn, template, final, solution.reference_answer)
+    after = run_trusted(verifiers, fn, template, final, solution.reference_answer)
     if after.error:
-        problems.append(("verifier_error", f"{fn} after the reference solution: {after.error}"))
+        problems.append(
+            ("verifier_error", f"{fn} after the reference solution: {after.error.message}")
+        )
     elif not after.complete:
         problems.append(
             (
@@ -161,9 +165,7 @@ def _prove(
         harness.reset()
         for step in wrong.solution:
             harness.call(step.tool, step.arguments)
-        verdict = run_native_verifier(
-            verifiers, fn, template, harness.snapshot(), wrong.final_answer
-        )
+        verdict = run_trusted(verifiers, fn, template, harness.snapshot(), wrong.final_answer)
         if verdict.complete:
             problems.append(
                 (
@@ -252,8 +254,9 @@ async def _prove_sandboxed(
         return [("missing_verifier", f"verifier function {fn!r} is not defined", None)]
     problems: list[tuple[str, str, list[Step] | None]] = []
     initial = await sandbox.verify(source, fn, template, template, None)
-    if initial.error:
-        problems.append(("verifier_error", f"{fn} on the initial database: {initial.error}", None))
+    failure = verifier_failure(initial, source)
+    if failure:
+        problems.append(("verifier_error", f"{fn} on the initial database: {failure}", None))
     elif initial.complete:
         problems.append(
             (
@@ -279,10 +282,9 @@ async def _prove_sandboxed(
             break
     final = await app.snapshot()
     after = await sandbox.verify(source, fn, template, final, solution.reference_answer)
-    if after.error:
-        problems.append(
-            ("verifier_error", f"{fn} after the reference solution: {after.error}", None)
-        )
+    failure = verifier_failure(after, source)
+    if failure:
+        problems.append(("verifier_error", f"{fn} after the reference solution: {failure}", None))
     elif not after.complete:
         problems.append(
             (

@@ -6,7 +6,7 @@ stalls or kills a whole training step, and one verifier that rebinds a builtin
 changes every later verdict. Here each verification runs in a child forked for
 it alone from a pre-imported template inside the OS sandbox
 (:mod:`awm_envs.sandbox`: bubblewrap, rlimits, and the Python-level policy of
-:mod:`awm_envs.sandbox.verifier_job`), so nothing one verifier does reaches the
+:mod:`awm_envs.verifiers.job`), so nothing one verifier does reaches the
 next, and every failure mode comes back as a typed :class:`VerifierError`
 inside a :class:`VerifierResult`; the caller never sees an exception from
 verifier code.
@@ -27,38 +27,30 @@ import shutil
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from awm_core.errors import AWMError
 from awm_core.models.verification import VerifierError, VerifierErrorKind, VerifierResult
 from awm_core.snapshot import DatabaseSource, load_image
 from awm_envs.sandbox import JobPool, Limits, SandboxStartError
-from awm_verify.signatures import (
+from awm_envs.verifiers.signatures import (
     BadVerifierOutput,
     DetectedVerifier,
     VerifierSignatureError,
     detect,
 )
 
-VERIFIER_JOB = "awm_envs.sandbox.verifier_job:run"
+VERIFIER_JOB = "awm_envs.verifiers.job:run"
 
+# One verification's limits: the sandbox's defaults, and a verifier's output (its result as
+# JSON) capped at 256 KiB. Start from these to change one: ``VERIFIER_LIMITS.with_(cpu_s=1)``.
+VERIFIER_LIMITS = Limits(max_output_bytes=256 * 1024)
 
 _KINDS = {k.value for k in VerifierErrorKind}
 
 
 class SandboxError(AWMError):
     """The sandbox itself could not run (the worker would not start): not the verifier's fault."""
-
-
-@dataclass(frozen=True)
-class SandboxLimits:
-    """Per-verification limits. The wall clock is the last resort behind the CPU budget."""
-
-    cpu_s: float = 5.0
-    wall_s: float = 10.0
-    memory_bytes: int = 512 * 1024 * 1024
-    max_output_bytes: int = 256 * 1024
 
 
 class VerifierPool:
@@ -68,14 +60,19 @@ class VerifierPool:
     fresh fork. ``run`` blocks the calling thread; ``arun`` awaits it on a
     thread so an asyncio trainer can verify one batch while rolling out the
     next. ``require_isolation`` (or ``AWM_REQUIRE_ISOLATION=1``) refuses to
-    run where bubblewrap is unavailable instead of warning.
+    run where bubblewrap is unavailable instead of warning. ``limits.max_output_bytes``
+    caps what a verifier may return (see :data:`VERIFIER_LIMITS`).
+
+    Inside a sandbox already (a synthesis check validating a bundle), each
+    verification is a fork of this process instead: same policy, same limits,
+    a process of its own, and no sandbox nested in a sandbox.
     """
 
     def __init__(
         self,
         size: int = 2,
         *,
-        limits: SandboxLimits | None = None,
+        limits: Limits | None = None,
         max_jobs_per_worker: int | None = None,
         debug: bool = False,
         tmp_dir: str | os.PathLike[str] | None = None,
@@ -85,38 +82,40 @@ class VerifierPool:
             raise ValueError("a VerifierPool needs at least one worker")
         del max_jobs_per_worker  # accepted for compatibility: every job is a fresh process now
         self.size = size
-        self.limits = limits or SandboxLimits()
+        self.limits = limits or VERIFIER_LIMITS
         self.debug = debug
         self._tmp = tempfile.mkdtemp(prefix="awm-verify-", dir=tmp_dir)
         os.chmod(self._tmp, 0o700)
-        self._jobs = JobPool(
-            VERIFIER_JOB,
-            size=size,
-            limits=self._os_limits(self.limits),
-            ro_paths=[self._tmp],  # database copies of "paths"-style verifiers, read-only inside
-            require_isolation=require_isolation,
-            debug=debug,
-        )
-        self.isolation = self._jobs.isolation
+        from awm_envs.sandbox.boot import inside_sandbox
+
+        self._jobs: JobPool | None = None
+        self.isolation: Any = None
+        if not inside_sandbox():
+            self._jobs = JobPool(
+                VERIFIER_JOB,
+                size=size,
+                limits=self._os_limits(self.limits),
+                ro_paths=[self._tmp],  # database copies of "paths"-style verifiers, read-only
+                require_isolation=require_isolation,
+                debug=debug,
+            )
+            self.isolation = self._jobs.isolation
         self._ids = itertools.count(1)
         self._closed = False
         self._lock = threading.Lock()
 
     @staticmethod
-    def _os_limits(limits: SandboxLimits) -> Limits:
-        return Limits(
-            cpu_s=limits.cpu_s,
-            wall_s=limits.wall_s,
-            memory_bytes=limits.memory_bytes,
-            max_output_bytes=limits.max_output_bytes + 64 * 1024,  # room for stdout and errors
-        )
+    def _os_limits(limits: Limits) -> Limits:
+        # the reply carries the verifier's output, its stdout and any error: room for those
+        return limits.with_(max_output_bytes=limits.max_output_bytes + 64 * 1024)
 
     # -- lifecycle ---------------------------------------------------------
 
     def start(self) -> VerifierPool:
         """Start every template now instead of on first use (keeps start-up out of timings)."""
         try:
-            self._jobs.start()
+            if self._jobs is not None:
+                self._jobs.start()
         except SandboxStartError as exc:
             raise SandboxError(str(exc)) from exc
         return self
@@ -127,7 +126,8 @@ class VerifierPool:
             if self._closed:
                 return
             self._closed = True
-        self._jobs.close()
+        if self._jobs is not None:
+            self._jobs.close()
         shutil.rmtree(self._tmp, ignore_errors=True)
 
     def __enter__(self) -> VerifierPool:
@@ -150,7 +150,7 @@ class VerifierPool:
         final: DatabaseSource,
         function: str | None = None,
         final_answer: str | None = None,
-        limits: SandboxLimits | None = None,
+        limits: Limits | None = None,
     ) -> VerifierResult:
         """Verify once. Verifier failures come back in ``result.error``; never raises for them."""
         if self._closed:
@@ -190,7 +190,7 @@ class VerifierPool:
             "max_output_bytes": lim.max_output_bytes,
         }
         try:
-            reply, _ = self._jobs.run(header, blobs, self._os_limits(lim))
+            reply = self._reply(header, blobs, self._os_limits(lim))
         except SandboxStartError as exc:
             raise SandboxError(str(exc)) from exc
         finally:
@@ -198,6 +198,17 @@ class VerifierPool:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(p)
         return self._result(found, reply, time.perf_counter() - started)
+
+    def _reply(self, header: dict[str, Any], blobs: list[bytes], limits: Limits) -> dict[str, Any]:
+        if self._jobs is not None:
+            reply: dict[str, Any] = self._jobs.run(header, blobs, limits)[0]
+            return reply
+        from awm_envs.sandbox.forkhost import run_in_fork
+        from awm_envs.verifiers import job
+
+        job.sandbox_prepare_once()
+        reply, _ = run_in_fork(job.run, header, blobs, limits.to_json())
+        return reply
 
     async def arun(self, source: str, **kwargs: Any) -> VerifierResult:
         """``run`` on a worker thread, for asyncio callers."""

@@ -15,7 +15,7 @@ module 'socket' is not allowed in verifier code", not a bare ``PermissionError``
 4. SQLite itself: connections open ``mode=ro`` with an authorizer that denies
    writes and ``ATTACH``, plus ``query_only``.
 
-:mod:`awm_envs.sandbox.verifier_job` runs each verification under it.
+:mod:`awm_envs.verifiers.job` runs each verification under it.
 """
 
 from __future__ import annotations

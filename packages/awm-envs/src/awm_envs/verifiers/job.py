@@ -1,14 +1,14 @@
 """Run verifier code in a fresh fork of a sandbox template per job, under the verifier policy.
 
 The job of :class:`~awm_envs.sandbox.forkserver.ForkServer` templates that
-verify (awm-verify's ``VerifierPool``, awm-envs' ``SandboxedVerifierRunner``).
+verify (:class:`~awm_envs.verifiers.pool.VerifierPool`).
 The template imports this module and calls :func:`sandbox_prepare` once; each
 verification then runs :func:`run` in a child forked for it alone, so nothing a
 verifier changes (a rebound builtin, a patched ``json.dumps``) reaches the next.
 
 The OS layer (bubblewrap: no network, no host files, private PID namespace;
 rlimits) is the boundary. The Python-level policy is defence in depth and, above
-all, the source of precise errors; it is :mod:`awm_envs.sandbox.verifier_policy`
+all, the source of precise errors; it is :mod:`awm_envs.verifiers.policy`
 (a CPU budget, an import allowlist, an audit-hook policy, read-only SQLite),
 and this module runs each verification under it.
 
@@ -33,7 +33,7 @@ import traceback
 import types
 from typing import Any
 
-from awm_envs.sandbox.verifier_policy import (
+from awm_envs.verifiers.policy import (
     _PROXIES,
     ALLOWED_IMPORTS,
     SAFE_BUILTINS,

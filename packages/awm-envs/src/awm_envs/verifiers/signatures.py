@@ -15,8 +15,8 @@ Three conventions exist in the wild:
 Detection reads the source with :mod:`ast` in the host process (nothing is
 executed outside the sandbox): the official function names win, then the
 parameter names decide (a first parameter whose name mentions ``path`` means
-file paths). Adapters are registered through the ``register_verifiers`` hook, so
-a plugin can teach awm a fourth convention.
+file paths). Signatures are registered through the ``register_verifier_signatures``
+hook (these three by awm-envs' own plugin), so a plugin can teach awm a fourth convention.
 """
 
 from __future__ import annotations
@@ -41,9 +41,6 @@ class BadVerifierOutput(AWMError):
 
 class VerifierSignatureError(AWMError):
     """The verifier function is missing or its parameters match no known signature."""
-
-
-VerifierAdapter = VerifierSignature  # the name before the contract moved to awm-core
 
 
 def _pathlike(params: list[str]) -> bool:
@@ -135,7 +132,7 @@ class OfficialCompletionSignature:
         return result == "complete", dict(raw)
 
 
-BUILTIN_ADAPTERS: tuple[VerifierAdapter, ...] = (
+BUILTIN_ADAPTERS: tuple[VerifierSignature, ...] = (
     NativeSignature(),
     OfficialEvidenceSignature(),
     OfficialCompletionSignature(),
@@ -148,7 +145,7 @@ class DetectedVerifier:
 
     function: str
     params: list[str]
-    adapter: VerifierAdapter
+    adapter: VerifierSignature
 
     def argument_count(self) -> int:
         """How many positional arguments the sandbox passes."""
@@ -188,7 +185,7 @@ def default_function(source: str) -> str:
     )
 
 
-def adapters() -> list[VerifierAdapter]:
+def adapters() -> list[VerifierSignature]:
     """Every registered adapter, in the order they are tried."""
     return get_verifier_signatures()
 
