@@ -47,7 +47,6 @@ _EXPORTS = {
     "WorkerPool": ".pool.remote",
     "WorkerRequestError": ".pool.remote",
     "SimulatedEnvironment": ".simulate.simulator",
-    "bundle_digest": ".validation.record",
     "validation_record": ".validation.record",
     "EnvValidation": ".validation.validate",
     "TaskValidation": ".validation.validate",
@@ -67,7 +66,7 @@ if TYPE_CHECKING:
     from awm_envs.runtime.environment import Environment, load_environment
     from awm_envs.runtime.instance import Instance
     from awm_envs.simulate.simulator import SimulatedEnvironment
-    from awm_envs.validation.record import bundle_digest, validation_record
+    from awm_envs.validation.record import validation_record
     from awm_envs.validation.validate import (
         EnvValidation,
         TaskValidation,
@@ -118,5 +117,4 @@ __all__ = [
     "validate_environment",
     "validation_record",
     "__version__",
-    "bundle_digest",
 ]

@@ -74,7 +74,7 @@ def select_tasks(
     wrong attempts rejected) and keeps the proven tasks; otherwise every task is
     kept and ``proven`` is None.
     """
-    from awm_envs import CATALOG_DIR, bundle_digest, load_environment, validate_environment
+    from awm_envs import CATALOG_DIR, load_environment, validate_environment
 
     chosen: list[PreparedTask] = []
     for ref in env_refs:
@@ -85,7 +85,7 @@ def select_tasks(
         if proven_only:
             proven = {t.task_id: t.proven for t in validate_environment(env.path).tasks}
         source = "catalog" if env.path.parent.resolve() == CATALOG_DIR.resolve() else "bundle"
-        digest = bundle_digest(env.path)
+        digest = env.digest
         for task in env.tasks:
             if complexities and task.complexity.value not in complexities:
                 continue
@@ -208,7 +208,7 @@ def splits_from_manifest(
     manifest: dict[str, Any], env_refs: dict[str, str | Path] | None = None
 ) -> dict[str, list[PreparedTask]]:
     """The manifest's exact splits, checked against the installed environments' content."""
-    from awm_envs import bundle_digest, load_environment
+    from awm_envs import load_environment
 
     refs = env_refs or {}
     digests: dict[str, str] = {}
@@ -220,7 +220,7 @@ def splits_from_manifest(
             t = PreparedTask(**row)
             if t.env_id not in digests:
                 env = load_environment(refs.get(t.env_id, t.env_id))
-                digests[t.env_id] = bundle_digest(env.path)
+                digests[t.env_id] = env.digest
                 tasks_by_env[t.env_id] = {x.id: task_digest(x) for x in env.tasks}
             if digests[t.env_id] != t.bundle_sha256:
                 raise ManifestMismatchError(

@@ -27,6 +27,17 @@ from pydantic_core import ErrorDetails
 from awm_core.astparse import parse as parse_source
 from awm_core.models import EnvironmentManifest, Task, ToolSpec
 from awm_core.modules import content_name, import_file
+from awm_envs.bundle import identity
+from awm_envs.bundle.identity import (
+    APP_PY,
+    MANIFEST,
+    REQUIRED_FILES,
+    SCHEMA_SQL,
+    SEED_SQL,
+    TASKS_JSON,
+    TOOLS_JSON,
+    VERIFIERS_PY,
+)
 from awm_envs.bundle.sqlscript import clock_reads, run_script
 from awm_envs.bundle.toolspecs import ToolDerivationError, derive_tool_specs
 from awm_envs.errors import BundleError, BundleProblem
@@ -34,14 +45,6 @@ from awm_envs.errors import BundleError, BundleProblem
 if TYPE_CHECKING:  # FastAPI is imported with app.py, not to read a bundle's files
     from fastapi import FastAPI
 
-MANIFEST = "manifest.json"
-SCHEMA_SQL = "schema.sql"
-SEED_SQL = "seed.sql"
-APP_PY = "app.py"
-TOOLS_JSON = "tools.json"
-TASKS_JSON = "tasks.json"
-VERIFIERS_PY = "verifiers.py"
-REQUIRED_FILES = (MANIFEST, SCHEMA_SQL, SEED_SQL, APP_PY)
 
 _TOOL_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -65,6 +68,11 @@ class Bundle:
     @property
     def id(self) -> str:
         return self.manifest.id
+
+    @property
+    def digest(self) -> str:
+        """The content digest of the bundle's files (:func:`awm_envs.bundle.identity.digest`)."""
+        return identity.digest(self.path)
 
     def tool(self, name: str) -> ToolSpec | None:
         """The tool called ``name``, or None."""

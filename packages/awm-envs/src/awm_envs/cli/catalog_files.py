@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from awm_envs.validation.record import bundle_digest, shipped_validation_path
+from awm_envs.bundle import identity
+from awm_envs.validation.record import shipped_validation_path
 
 
 def write_tool_files() -> list[Path]:
@@ -50,7 +51,7 @@ def write_shipped_validation() -> dict[str, Any]:
             raise SystemExit(f"{result.env_id} does not validate: fix it before shipping")
         records[result.env_id] = {
             "env_id": result.env_id,
-            "digest": bundle_digest(Path(result.path)),
+            "digest": identity.digest(Path(result.path)),
             "proven": sum(t.proven for t in result.tasks),
             "tasks": len(result.tasks),
             "passed": result.passed,

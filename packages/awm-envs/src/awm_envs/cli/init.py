@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from awm_envs.scaffold.init import TEMPLATED, ScaffoldError
+from awm_envs.bundle.identity import BUNDLE_FILES
+from awm_envs.scaffold.init import ScaffoldError
 
 
 @click.command(name="init")
@@ -40,7 +41,7 @@ def init_command(name: str, directory: Path | None, force: bool, as_json: bool) 
             click.echo(json.dumps({"error": type(exc).__name__, "message": str(exc)}, indent=2))
             raise SystemExit(1) from None
         raise click.ClickException(str(exc)) from exc
-    files = sorted([*TEMPLATED, "tools.json"])
+    files = sorted(BUNDLE_FILES)
     if as_json:
         click.echo(json.dumps({"env_id": name, "path": str(path), "files": files}, indent=2))
         return

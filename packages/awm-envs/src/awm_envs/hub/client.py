@@ -25,6 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from awm_envs.bundle import identity
 from awm_envs.hub.cache import hub_cache_dir, install, read_origin, staging_dir
 from awm_envs.hub.errors import (
     BundleIntegrityError,
@@ -38,13 +39,11 @@ from awm_envs.hub.errors import (
     PushRefusedError,
 )
 from awm_envs.hub.record import (
-    BUNDLE_FILES,
     RECORD_FILE,
     BundleRecord,
     build_record,
     check_files,
     parse_record,
-    read_bundle_files,
     record_bytes,
     record_problems,
 )
@@ -320,7 +319,7 @@ def push_bundle(
     except BundleError as exc:
         raise PushRefusedError(str(root), [str(p) for p in exc.problems]) from exc
     env_id = bundle.manifest.id
-    contents = read_bundle_files(root)
+    contents = identity.read_files(root)  # read once: the bytes hashed are the bytes uploaded
     record = build_record(contents, env_id)
 
     endpoint = resolve_endpoint(endpoint)
@@ -329,7 +328,7 @@ def push_bundle(
         api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
         info = api.repo_info(repo_id, repo_type=repo_type, revision=revision)
         existing = {s.rfilename for s in info.siblings or []}
-        stale = sorted(n for n in BUNDLE_FILES if n in existing and n not in contents)
+        stale = sorted(n for n in identity.BUNDLE_FILES if n in existing and n not in contents)
         operations: list[Any] = [
             hf.CommitOperationAdd(path_in_repo=n, path_or_fileobj=b) for n, b in contents.items()
         ]

@@ -16,18 +16,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from awm_envs.bundle.identity import BUNDLE_FILES, REQUIRED_FILES, file_hashes, hashes_digest
+
 RECORD_FILE = "awm-bundle.json"
-# the files a bundle may consist of (docs/environment-format.md); nothing else is pulled
-BUNDLE_FILES = (
-    "manifest.json",
-    "schema.sql",
-    "seed.sql",
-    "app.py",
-    "tools.json",
-    "tasks.json",
-    "verifiers.py",
-)
-REQUIRED_FILES = ("manifest.json", "schema.sql", "seed.sql", "app.py")
 SHA256_HEX = r"^[0-9a-f]{64}$"
 
 
@@ -39,7 +30,10 @@ class BundleRecord(BaseModel):
     awm_bundle_record: int = Field(default=1, description="Version of this record's layout.")
     env_id: str = Field(description="The manifest's id.")
     files: dict[str, str] = Field(description="Bundle file name -> sha256 (hex) of its bytes.")
-    digest: str = Field(pattern=SHA256_HEX, description="sha256 over the sorted (name, sha256).")
+    digest: str = Field(
+        pattern=SHA256_HEX,
+        description="The bundle's digest: sha256 over the sorted (name, sha256).",
+    )
 
 
 def file_sha256(path: Path) -> str:
@@ -47,23 +41,10 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def files_digest(files: dict[str, str]) -> str:
-    """The digest of a file list: sha256 over ``name NUL sha256 LF`` in name order."""
-    h = hashlib.sha256()
-    for name in sorted(files):
-        h.update(f"{name}\0{files[name]}\n".encode())
-    return h.hexdigest()
-
-
-def read_bundle_files(path: Path) -> dict[str, bytes]:
-    """The bundle files of folder ``path`` (read once: the bytes hashed are the bytes uploaded)."""
-    return {name: (path / name).read_bytes() for name in BUNDLE_FILES if (path / name).is_file()}
-
-
 def build_record(contents: dict[str, bytes], env_id: str) -> BundleRecord:
     """The record of a bundle's files (name -> bytes)."""
-    files = {name: hashlib.sha256(data).hexdigest() for name, data in contents.items()}
-    return BundleRecord(env_id=env_id, files=files, digest=files_digest(files))
+    files = file_hashes(contents)
+    return BundleRecord(env_id=env_id, files=files, digest=hashes_digest(files))
 
 
 def record_bytes(record: BundleRecord) -> bytes:
@@ -88,7 +69,7 @@ def record_problems(record: BundleRecord) -> list[str]:
         for name in REQUIRED_FILES
         if name not in record.files
     ]
-    if files_digest(record.files) != record.digest:
+    if hashes_digest(record.files) != record.digest:
         problems.append(f"{RECORD_FILE}: digest does not match its own file list")
     return problems
 

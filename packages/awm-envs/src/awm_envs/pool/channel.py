@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from awm_envs.pool.host import ImportTimeout, InstanceHost, WorkerDied
-from awm_envs.pool.shipping import ShippedBundle, _fingerprint
+from awm_envs.pool.shipping import PackedBundles
 from awm_envs.pool.workers import (
     IMPORT_TIMEOUT_ENV,
     WorkerHandle,
@@ -48,7 +48,7 @@ class _WorkerChannels(InstanceHost):
 
     import_timeout: float
     _tasks: set[asyncio.Task[Any]]
-    _bundles: dict[str, tuple[tuple[Any, ...], ShippedBundle]]
+    _bundles: PackedBundles
 
     async def _warm(self, w: WorkerHandle) -> None:
         raise NotImplementedError
@@ -205,7 +205,7 @@ class _WorkerChannels(InstanceHost):
             path = None
             if op in _BUNDLE_OPS:
                 path = str(args[0])
-                bundle = self._bundle(path)
+                bundle = self._bundles.get(path)
                 if bundle.key not in w.shipped:
                     await self._exchange(
                         w,
@@ -338,14 +338,3 @@ class _WorkerChannels(InstanceHost):
 
     def _limit_for(self, op: str) -> float:
         return self.call_timeout if op == "call" else self.setup_timeout
-
-    def _bundle(self, path: str) -> ShippedBundle:
-        folder = Path(path)
-        print_ = _fingerprint(folder)
-        cached = self._bundles.get(path)
-        if cached is not None and not print_:
-            return cached[1]  # the folder is gone: workers keep loading the copy shipped so far
-        if cached is None or cached[0] != print_:
-            cached = (print_, ShippedBundle.pack(folder))
-            self._bundles[path] = cached
-        return cached[1]

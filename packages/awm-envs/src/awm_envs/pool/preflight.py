@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from awm_core.models import EnvironmentManifest, Task, ToolSpec
+from awm_envs.bundle.identity import Fingerprint, fingerprint
 from awm_envs.bundle.sources import CATALOG_DIR
 from awm_envs.errors import BundleError, BundleProblem
-from awm_envs.pool.shipping import ShippedBundle, _fingerprint
+from awm_envs.pool.shipping import ShippedBundle
 from awm_envs.pool.workers import (
     DEFAULT_MEMORY_LIMIT,
     IMPORT_TIMEOUT_ENV,
@@ -146,7 +147,7 @@ def describe_bundle(
     )
 
 
-_checked: set[tuple[Any, ...]] = set()
+_checked: set[Fingerprint] = set()
 _checked_lock = threading.Lock()
 
 
@@ -159,7 +160,7 @@ def check_bundle(path: str | Path, *, import_timeout: float | None = None) -> No
     """
     if trusted(path) or _inside_sandbox():
         return
-    key = _fingerprint(Path(path).resolve())
+    key = fingerprint(Path(path))
     with _checked_lock:
         if key in _checked:
             return

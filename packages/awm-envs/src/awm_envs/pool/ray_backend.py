@@ -47,7 +47,7 @@ from awm_envs.pool.host import (
     WorkerRequestError,
     _Failure,
 )
-from awm_envs.pool.shipping import bundle_digest, bundle_files
+from awm_envs.pool.shipping import PackedBundles, ShippedBundle
 from awm_envs.pool.worker_main import WorkerState, answer
 from awm_envs.pool.workers import DEFAULT_CALL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT, SETUP_TIMEOUT_S
 from awm_envs.sandbox import wire
@@ -71,9 +71,6 @@ def _ray() -> Any:
     except ImportError:
         raise RayUnavailableError() from None
     return ray
-
-
-_digest = bundle_digest  # the content key of a shipped bundle (same as the process backend's)
 
 
 class _SandboxedWorker:
@@ -144,20 +141,20 @@ class SandboxActor:
         """This actor's pid and Ray node id."""
         return os.getpid(), _ray().get_runtime_context().get_node_id()
 
-    def materialize(self, key: str, files: dict[str, bytes]) -> str:
+    def materialize(self, bundle: ShippedBundle) -> str:
         """Hand a shipped bundle to the worker (or write it under this actor's folder) once."""
+        key = bundle.key
         local = self.local.get(key)
         if local is not None:
             return local
         if self.worker is not None:
-            names = [[name, len(data)] for name, data in files.items()]
-            ok, value = self.worker.request("ship", (key, key, names, b"".join(files.values())))
+            ok, value = self.worker.request("ship", (key, key, bundle.names, bundle.data))
             if not ok:
                 raise WorkerRequestError(value)
             local = self.local[key] = key  # the worker names it by its key
             return local
         folder = self.root / key
-        for name, data in files.items():
+        for name, data in bundle.files().items():
             target = folder / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
@@ -231,7 +228,8 @@ class RayWorkerPool(InstanceHost):
         self._closed = False
         self._tools: dict[str, list[ToolSpec]] = {}
         self._instances: dict[str, RemoteInstance] = {}
-        self._bundles: dict[str, tuple[str, Any]] = {}  # driver path -> (key, object ref)
+        self._bundles = PackedBundles()
+        self._refs: dict[str, Any] = {}  # bundle key -> its object ref
         self._locating: set[asyncio.Task[None]] = set()
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -338,16 +336,15 @@ class RayWorkerPool(InstanceHost):
 
     async def _ship(self, w: RayWorkerHandle, path: str) -> str:
         """Make sure the actor has the bundle at ``path``; return its key."""
-        if path not in self._bundles:
-            files = bundle_files(Path(path))
-            self._bundles[path] = (_digest(files), self._ray.put(files))
-        key, ref = self._bundles[path]
-        if key not in w.shipped:
+        bundle = self._bundles.get(path)
+        if bundle.key not in self._refs:
+            self._refs[bundle.key] = self._ray.put(bundle)
+        if bundle.key not in w.shipped:
             await asyncio.wait_for(
-                _as_future(w.actor.materialize.remote(key, ref)), SETUP_TIMEOUT_S
+                _as_future(w.actor.materialize.remote(self._refs[bundle.key])), SETUP_TIMEOUT_S
             )
-            w.shipped.add(key)
-        return key
+            w.shipped.add(bundle.key)
+        return bundle.key
 
     async def _pick(self) -> RayWorkerHandle:
         live = [w for w in self.workers if w.alive]
@@ -415,6 +412,5 @@ __all__ = [
     "RayWorkerHandle",
     "RayWorkerPool",
     "SandboxActor",
-    "bundle_files",
     "default_actor_count",
 ]

@@ -49,7 +49,7 @@ from awm_envs.pool.host import (
     _Retry,
     _tool_specs,
 )
-from awm_envs.pool.shipping import ShippedBundle
+from awm_envs.pool.shipping import PackedBundles
 from awm_envs.pool.workers import (
     DEFAULT_CALL_TIMEOUT_S,
     DEFAULT_MEMORY_LIMIT,
@@ -107,7 +107,7 @@ class WorkerPool(_WorkerChannels):
         self._killed = False  # kill() was called: no more workers are started
         self._tools: dict[str, list[ToolSpec]] = {}
         self._instances: dict[str, RemoteInstance] = {}
-        self._bundles: dict[str, tuple[tuple[Any, ...], ShippedBundle]] = {}
+        self._bundles = PackedBundles()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._retired: list[WorkerHandle] = []
         self._last_start_error = ""

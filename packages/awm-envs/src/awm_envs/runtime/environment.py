@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from awm_envs.bundle import identity
 from awm_envs.runtime.transactions import CallConnection
 
 # SQLAlchemy, FastAPI and jsonschema are imported when the bundle loads (first use), so an
@@ -135,6 +136,11 @@ class Environment:
         return self.bundle.path if self.loaded else self._path.resolve()
 
     @property
+    def digest(self) -> str:
+        """The content digest of the bundle's files (read from disk; app.py is not imported)."""
+        return identity.digest(self.path)
+
+    @property
     def tasks(self) -> list[Task]:
         return self.bundle.tasks
 
@@ -187,7 +193,7 @@ def load_environment(ref: str | Path, *, catalog: list[Path] | None = None) -> E
     from awm_envs.bundle.sources import resolve_env
 
     path = resolve_env(ref, extra=catalog)
-    key = _fingerprint(path)
+    key = identity.fingerprint(path)
     with _cache_lock:
         env = _cache.get(key)
         if env is None:
@@ -196,15 +202,5 @@ def load_environment(ref: str | Path, *, catalog: list[Path] | None = None) -> E
         return env
 
 
-def _fingerprint(path: Path) -> tuple[Any, ...]:
-    """The folder and its files' sizes and mtimes: an edited bundle is loaded afresh."""
-    files = []
-    for f in sorted(path.iterdir()):
-        if f.is_file():
-            st = f.stat()
-            files.append((f.name, st.st_size, st.st_mtime_ns))
-    return (str(path.resolve()), tuple(files))
-
-
-_cache: dict[tuple[Any, ...], Environment] = {}
+_cache: dict[identity.Fingerprint, Environment] = {}  # an edited bundle is loaded afresh
 _cache_lock = threading.Lock()

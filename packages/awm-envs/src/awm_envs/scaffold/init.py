@@ -14,10 +14,11 @@ import shutil
 from pathlib import Path
 
 from awm_core.errors import AWMError
+from awm_envs.bundle.identity import BUNDLE_FILES, TOOLS_JSON
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "template"
 ENV_ID = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
-TEMPLATED = ("manifest.json", "schema.sql", "seed.sql", "app.py", "tasks.json", "verifiers.py")
+_TEMPLATED = tuple(name for name in BUNDLE_FILES if name != TOOLS_JSON)
 
 
 class ScaffoldError(AWMError):
@@ -53,7 +54,7 @@ def init_bundle(name: str, directory: Path | None = None, *, force: bool = False
         "{{DB_VAR}}": re.sub(r"[^A-Z0-9]", "_", name.upper()) + "_DB",
     }
     target.mkdir(parents=True, exist_ok=True)
-    for file in TEMPLATED:
+    for file in _TEMPLATED:
         text = (TEMPLATE_DIR / f"{file}.tmpl").read_text(encoding="utf-8")
         for key, value in values.items():
             text = text.replace(key, value)
@@ -74,6 +75,6 @@ def _write_tool_specs(target: Path, env_id: str) -> None:
 
     module = import_app(target, env_id)
     specs = [t.model_dump(mode="json") for t in derive_tool_specs(module.app)]
-    (target / "tools.json").write_text(
+    (target / TOOLS_JSON).write_text(
         json.dumps(specs, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )

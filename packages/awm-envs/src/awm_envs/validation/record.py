@@ -1,7 +1,8 @@
 """Remember validation results per bundle content, so ``awm envs list`` can show them cheaply.
 
-A record is keyed by a hash of the bundle's files: editing a bundle makes its
-old record invisible instead of wrong. Records live under ``$AWM_CACHE_DIR``
+A record is keyed by the bundle's content digest
+(:func:`awm_envs.bundle.identity.digest`): editing a bundle makes its old record
+invisible instead of wrong. Records live under ``$AWM_CACHE_DIR``
 (default ``~/.cache/awm``) in ``validation/``; the catalog ships its own in
 ``catalog/validation.json`` (written by ``python -m awm_envs.cli.catalog_files``),
 so a fresh install knows its bundles are proven.
@@ -9,7 +10,6 @@ so a fresh install knows its bundles are proven.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from datetime import UTC, datetime
@@ -17,32 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from awm_core.paths import cache_dir as awm_cache_dir
+from awm_envs.bundle import identity
 
-BUNDLE_FILES = (
-    "manifest.json",
-    "schema.sql",
-    "seed.sql",
-    "app.py",
-    "tools.json",
-    "tasks.json",
-    "verifiers.py",
-)
 SHIPPED_VALIDATION = "validation.json"
 
 
 def cache_dir() -> Path:
     """The folder of validation records: ``validation/`` in awm's cache folder."""
     return awm_cache_dir() / "validation"
-
-
-def bundle_digest(path: Path) -> str:
-    """sha256 over the bundle's own files (names and bytes)."""
-    h = hashlib.sha256()
-    for name in BUNDLE_FILES:
-        f = path / name
-        if f.is_file():
-            h.update(name.encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()
 
 
 def _record_path(env_id: str, digest: str) -> Path:
@@ -58,7 +40,7 @@ def save_record(env_id: str, path: Path, *, proven: int, tasks: int, passed: boo
         "passed": passed,
         "validated_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    target = _record_path(env_id, bundle_digest(path))
+    target = _record_path(env_id, identity.digest(path))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_suffix(".tmp")
@@ -70,7 +52,7 @@ def save_record(env_id: str, path: Path, *, proven: int, tasks: int, passed: boo
 
 def load_record(env_id: str, path: Path) -> dict[str, Any] | None:
     """The stored outcome for this exact bundle content, or ``None``."""
-    target = _record_path(env_id, bundle_digest(path))
+    target = _record_path(env_id, identity.digest(path))
     try:
         data: dict[str, Any] = json.loads(target.read_text())
         return data
@@ -92,7 +74,7 @@ def shipped_record(env_id: str, path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     record = records.get(env_id) if isinstance(records, dict) else None
-    if not isinstance(record, dict) or record.get("digest") != bundle_digest(path):
+    if not isinstance(record, dict) or record.get("digest") != identity.digest(path):
         return None
     return {**record, "source": "shipped"}
 
