@@ -94,12 +94,3 @@ def test_a_broken_command_module_is_named_not_dropped(monkeypatch: pytest.Monkey
         PluginError, match="'validate' could not be loaded from awm_envs.cli.validate"
     ):
         envs.get_command(click.Context(envs), "validate")
-
-
-def test_bundles_imported_before_the_layered_layout_still_import_their_shim() -> None:
-    """Imported AWM-1K bundles on disk say ``from awm_envs.awm1k_compat import ...``."""
-    from awm_envs.awm1k import compat
-    from awm_envs.awm1k_compat import install_session_shim, run_official_verifier
-
-    assert install_session_shim is compat.install_session_shim
-    assert run_official_verifier is compat.run_official_verifier

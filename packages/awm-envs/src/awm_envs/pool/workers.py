@@ -86,31 +86,6 @@ def import_timeout_default() -> float:
         return DEFAULT_IMPORT_TIMEOUT_S
 
 
-class _ProcessView:
-    """The ``multiprocessing.Process``-like view of a worker older callers use (pid, exitcode, kill)."""
-
-    def __init__(self, proc: SandboxProcess) -> None:
-        self._proc = proc
-
-    @property
-    def pid(self) -> int:
-        return self._proc.pid
-
-    @property
-    def exitcode(self) -> int | None:
-        return _exitcode(self._proc)
-
-    def is_alive(self) -> bool:
-        return self._proc.proc.poll() is None
-
-    def kill(self) -> None:
-        _kill_group(self._proc)
-
-    def join(self, timeout: float | None = None) -> None:
-        with contextlib.suppress(Exception):
-            self._proc.proc.wait(timeout=timeout)
-
-
 def _exitcode(proc: SandboxProcess) -> int | None:
     """Like ``multiprocessing``: None while running, negative for a signal (bubblewrap reports it as 128 + N)."""
     code = proc.proc.poll()
@@ -160,10 +135,6 @@ class WorkerHandle:
     @property
     def pid(self) -> int | None:
         return self.proc.pid
-
-    @property
-    def process(self) -> _ProcessView:
-        return _ProcessView(self.proc)
 
     @property
     def exitcode(self) -> int | None:
