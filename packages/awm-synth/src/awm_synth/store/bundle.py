@@ -134,21 +134,16 @@ def runtime_problems(path: Path, *, sandbox_verifiers: bool = False) -> list[str
 
     The runtime's validator replays each reference solution through the real
     instance API (not this package's harness), checks the initial state is
-    not already complete and that the wrong solution fails. Before that
-    validator existed only the loader ran; both are used when importable.
+    not already complete and that the wrong solution fails.
     This imports the app in the calling process: the pipeline calls it in a
     sandboxed child (with ``sandbox_verifiers``), or here on ``--trusted`` runs.
     """
-    from awm_envs import BundleError, load_bundle
+    from awm_envs import BundleError, load_bundle, validate_environment
 
     try:
         load_bundle(path)
     except BundleError as exc:
         return [str(p) for p in exc.problems]
-    try:
-        from awm_envs import validate_environment
-    except ImportError:  # an older awm-envs: loading is all we can check
-        return []
     result = validate_environment(path, sandbox=sandbox_verifiers)
     problems = list(result.problems)
     for task in result.tasks:
