@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from awm_synth.atomic import atomic_replace_dir, atomic_write_json, atomic_write_text
+from awm_core.atomic import atomic_replace_dir, atomic_write_json, atomic_write_text
 from awm_synth.errors import RunDirError
 from awm_synth.store.checkpoint import RunDir
 from awm_synth.store.records import StageRecord

@@ -6,10 +6,10 @@ import asyncio
 from pathlib import Path
 
 from awm_core.llm.base import ChatResponse
+from awm_core.llm.cache import ResponseCache, cache_key
 from awm_core.llm.scripted import ScriptedBackend
 from awm_core.models import Message, TokenUsage
 from awm_synth.llm.accounting import StageStats
-from awm_synth.llm.cache import ResponseCache, cache_key
 from awm_synth.llm.client import SynthLLM
 from awm_synth.llm.tags import RequestKey
 

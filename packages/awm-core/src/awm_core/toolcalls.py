@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from awm_core.argcheck import check_arguments
 from awm_core.llm.base import ChatResponse
+from awm_core.llm.extract import unfence
 from awm_core.llm.wire import split_reasoning
 from awm_core.models import Message, ToolCall, ToolSpec
 
@@ -88,7 +89,9 @@ def validate_call(
 # --------------------------------------------------------------------------- lenient JSON
 
 
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+# Only lenient mode reads through a code fence (the shared awm_core.llm.extract.unfence) and
+# repairs; strict mode decodes exactly what the model wrote, so that a format reward sees
+# the precise ParseFailure of a fenced or slightly broken call.
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 
 
@@ -121,10 +124,8 @@ def repair_json(text: str) -> tuple[Any, list[str]]:
     True/False/None).
     """
     repairs: list[str] = []
-    candidate = text.strip()
-    fenced = _FENCE.match(candidate)
+    candidate, fenced = unfence(text)
     if fenced:
-        candidate = fenced.group(1)
         repairs.append("code_fence")
     steps: list[tuple[str, Any]] = [
         ("", lambda s: s),

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from awm_core.errors import AWMError
+from awm_core.llm.base import LLMOutputError
 
 
 class SynthError(AWMError):
     """Base class of every error the synthesis pipeline raises on purpose."""
 
 
-class ArtifactParseError(SynthError):
+class ArtifactParseError(SynthError, LLMOutputError):
     """The model answered, but the answer cannot be read as the stage's artifact.
 
-    The self-correction loop treats this like any other failed check: the
-    message is fed back to the model, so it names what was expected.
+    The self-correction loop treats this (and any :class:`LLMOutputError`, such
+    as a missing fenced block) like any other failed check: the message is fed
+    back to the model, so it names what was expected.
     """
 
 

@@ -23,12 +23,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from awm_core.llm.base import LLMBackend, LLMError, get_backend
+from awm_core.llm.cache import ResponseCache
 from awm_core.models import Scenario
 from awm_synth.checks.sandbox import CheckLimits, CheckSandbox, SandboxUnavailableError
 from awm_synth.config import SynthConfig
 from awm_synth.errors import RunDirError, SynthError
 from awm_synth.llm.accounting import Pricing, pricing_for
-from awm_synth.llm.cache import ResponseCache
 from awm_synth.llm.client import SynthLLM
 from awm_synth.llm.tags import GLOBAL_SCENARIO
 from awm_synth.stages import ENV_STAGES

@@ -39,6 +39,8 @@ from awm_core import registry
 from awm_core.contracts import Judge, JudgeRequest
 from awm_core.errors import AWMError
 from awm_core.llm import ChatResponse, LLMBackend, LLMError, get_backend
+from awm_core.llm.extract import unfence
+from awm_core.llm.structured import UnusableAnswerError, chat_until_valid
 from awm_core.models import Message, Verdict, VerdictLabel, VerifierResult
 from awm_verify.judge_prompt import LABELS, SYSTEM_PROMPT, PromptLimits, build_user_prompt
 
@@ -126,13 +128,8 @@ class CodeJudge:
 
 def parse_judge_reply(text: str) -> tuple[VerdictLabel, str]:
     """Parse a judge model's answer strictly; raises ValueError saying what is wrong."""
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        body = stripped.strip("`")
-        body = body[4:] if body.lower().startswith("json") else body
-        stripped = body.strip()
     try:
-        data = json.loads(stripped)
+        data = json.loads(unfence(text)[0])
     except json.JSONDecodeError as exc:
         raise ValueError(f"the reply is not a JSON object ({exc.msg} at char {exc.pos})") from None
     if not isinstance(data, dict):
@@ -238,38 +235,27 @@ class LLMJudge:
             raise JudgeError(f"the {self.name} judge's model failed: {exc}") from exc
 
     async def judge(self, request: JudgeRequest) -> Verdict:
-        messages = self.messages(request)
-        problems: list[str] = []
-        reply = ""
-        for attempt in range(1, self.max_attempts + 1):
-            reply = (await self._chat(messages)).content
-            try:
-                label, reasoning = parse_judge_reply(reply)
-            except ValueError as exc:
-                problems.append(str(exc))
-                messages = [
-                    *messages,
-                    Message(role="assistant", content=reply),
-                    Message(
-                        role="user",
-                        content=f"That reply cannot be used: {exc}. Answer again with only the "
-                        'JSON object {"label": ..., "reasoning": ...}.',
-                    ),
-                ]
-                continue
-            evidence: dict[str, Any] = {"attempts": attempt}
-            if self.include_state:
-                evidence["verification"] = _verification_summary(request.verification)
-                if request.diff is not None:
-                    evidence["diff_counts"] = request.diff.counts().model_dump()
-            if problems:
-                evidence["malformed_replies"] = problems
-            return Verdict(label=label, reasoning=reasoning, judge=self.name, evidence=evidence)
-        raise JudgeOutputError(
-            f"the {self.name} judge's model gave no usable answer in {self.max_attempts} "
-            f"attempt(s); last problem: {problems[-1]}",
-            reply,
-        )
+        try:
+            (label, reasoning), attempts = await chat_until_valid(
+                self._chat,
+                self.messages(request),
+                parse_judge_reply,
+                max_attempts=self.max_attempts,
+                answer_again="Answer again with only the JSON object "
+                '{"label": ..., "reasoning": ...}.',
+            )
+        except UnusableAnswerError as exc:
+            raise JudgeOutputError(
+                f"the {self.name} judge's model gave {exc}", exc.attempts.last_reply
+            ) from exc
+        evidence: dict[str, Any] = {"attempts": attempts.count}
+        if self.include_state:
+            evidence["verification"] = _verification_summary(request.verification)
+            if request.diff is not None:
+                evidence["diff_counts"] = request.diff.counts().model_dump()
+        if attempts.problems:
+            evidence["malformed_replies"] = attempts.problems
+        return Verdict(label=label, reasoning=reasoning, judge=self.name, evidence=evidence)
 
 
 class CodeAugmentedJudge(LLMJudge):

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
 
 from awm_bench.quality.evidence import TaskEvidence, clip, evidence_summary, render_evidence
 from awm_bench.quality.ratings import CRITERIA, QualityScores, TaskQuality
-from awm_core.llm import LLMBackend, LLMError, get_backend
-from awm_core.llm.structured import json_schema_format, parse_json_text
+from awm_core.llm import LLMBackend, LLMError, LLMOutputError, get_backend
+from awm_core.llm.extract import parse_json_text
+from awm_core.llm.structured import (
+    Attempts,
+    UnusableAnswerError,
+    chat_until_valid,
+    json_schema_format,
+)
 from awm_core.models import Message
 
 SYSTEM_PROMPT = """\
@@ -134,8 +141,6 @@ class LLMQualityJudge:
         ]
 
     async def rate(self, ev: TaskEvidence) -> TaskQuality:
-        messages = self.messages(ev)
-        problems: list[str] = []
         base = TaskQuality(
             env_id=ev.env_id,
             task_id=ev.task.id,
@@ -146,43 +151,40 @@ class LLMQualityJudge:
             judge=self.name,
             evidence=evidence_summary(ev),
         )
-        for attempt in range(1, self.max_attempts + 1):
-            try:
-                reply = await self.backend.chat(
-                    messages,
-                    temperature=self.temperature,
-                    max_tokens=self.max_tokens,
-                    response_format=json_schema_format(QualityScores, strict=False),
-                )
-            except LLMError as exc:
-                base.attempts, base.malformed_replies = attempt, problems
-                base.error = f"the judge's model failed: {exc}"
-                return base
-            try:
-                scores = QualityScores.model_validate(parse_json_text(reply.content))
-            except (LLMError, ValidationError) as exc:
-                problem = _describe_problem(exc)
-                problems.append(problem)
-                messages = [
-                    *messages,
-                    Message(role="assistant", content=reply.content),
-                    Message(
-                        role="user",
-                        content=f"That reply cannot be used: {problem}. Answer again with only the "
-                        'JSON object {"task_feasibility": 1-5, "data_alignment": 1-5, '
-                        '"toolset_completeness": 1-5, "reasoning": "..."}.',
-                    ),
-                ]
-                continue
+        chat = partial(
+            self.backend.chat,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            response_format=json_schema_format(QualityScores, strict=False),
+        )
+        attempts = Attempts()
+        try:
+            scores, _ = await chat_until_valid(
+                chat,
+                self.messages(ev),
+                _parse_scores,
+                max_attempts=self.max_attempts,
+                answer_again='Answer again with only the JSON object {"task_feasibility": 1-5, '
+                '"data_alignment": 1-5, "toolset_completeness": 1-5, "reasoning": "..."}.',
+                attempts=attempts,
+            )
+        except UnusableAnswerError as exc:
+            base.error = str(exc)
+        except LLMError as exc:
+            base.error = f"the judge's model failed: {exc}"
+        else:
             base.scores = {c: getattr(scores, c) for c in CRITERIA}
             base.reasoning = scores.reasoning
-            base.attempts, base.malformed_replies = attempt, problems
-            return base
-        base.attempts, base.malformed_replies = self.max_attempts, problems
-        base.error = (
-            f"no usable answer in {self.max_attempts} attempt(s); last problem: {problems[-1]}"
-        )
+        base.attempts, base.malformed_replies = attempts.count, attempts.problems
         return base
+
+
+def _parse_scores(text: str) -> QualityScores:
+    """The reply's ratings; ValueError saying what is wrong with an unusable reply."""
+    try:
+        return QualityScores.model_validate(parse_json_text(text))
+    except (LLMOutputError, ValidationError) as exc:
+        raise ValueError(_describe_problem(exc)) from exc
 
 
 def _describe_problem(exc: Exception) -> str:

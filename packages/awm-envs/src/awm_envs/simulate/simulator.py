@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from awm_core.argcheck import check_arguments
 from awm_core.llm import LLMBackend, LLMError, get_backend
+from awm_core.llm.extract import unfence
 from awm_core.models import Message, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
@@ -60,10 +61,7 @@ def _call_text(spec: ToolSpec, arguments: dict[str, Any]) -> str:
 
 def _parse_answer(text: str) -> tuple[bool, Any]:
     """``(ok, result_or_error)`` from the simulator's reply; ValueError when it is not one."""
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.strip("`").removeprefix("json").strip()
-    data = json.loads(body)
+    data = json.loads(unfence(text)[0])
     if not isinstance(data, dict) or not isinstance(data.get("ok"), bool):
         raise ValueError('expected {"ok": true|false, ...}')
     if data["ok"]:

@@ -14,9 +14,9 @@ import weakref
 from typing import Any
 
 from awm_core.llm.base import ChatResponse, LLMBackend
+from awm_core.llm.cache import ResponseCache, cache_key
 from awm_core.models import Message
 from awm_synth.llm.accounting import CallRecord, Pricing, StageStats
-from awm_synth.llm.cache import ResponseCache, cache_key
 from awm_synth.llm.tags import RequestKey
 
 

@@ -1,30 +1,16 @@
-"""Read a model's answer into an artifact: fenced blocks and JSON, with errors the model can fix."""
+"""Read a model's JSON answer into an artifact model, with errors the model can fix."""
 
 from __future__ import annotations
 
 import json
-import re
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from awm_core.llm.extract import extract_block
 from awm_synth.errors import ArtifactParseError
 
 M = TypeVar("M", bound=BaseModel)
-
-_FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
-
-
-def extract_block(text: str, language: str) -> str:
-    """The first fenced block tagged ``language`` (or untagged); the whole text when unfenced."""
-    blocks: list[tuple[str, str]] = _FENCE.findall(text)
-    for lang, body in blocks:
-        if lang.lower() in (language, ""):
-            return body.strip() + "\n"
-    if blocks:
-        langs = ", ".join(sorted({lang or "untagged" for lang, _ in blocks}))
-        raise ArtifactParseError(f"expected one ```{language} block; found blocks tagged: {langs}")
-    return text.strip() + "\n"
 
 
 def parse_json_model(text: str, model: type[M]) -> M:

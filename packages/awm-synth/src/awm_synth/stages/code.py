@@ -18,10 +18,10 @@ import asyncio
 import re
 from typing import Any
 
+from awm_core.llm.extract import extract_block
 from awm_synth.checks.apprunner import AppHarness, AppLoadError
 from awm_synth.checks.sandbox import CallOutcome, CheckSandbox
 from awm_synth.checks.sqlexec import build_template
-from awm_synth.llm.parsing import extract_block
 from awm_synth.stages.base import ScenarioContext, corrected_stage
 from awm_synth.stages.correction import CheckResult
 from awm_synth.stages.prompts import code_prompt

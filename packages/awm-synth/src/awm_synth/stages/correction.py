@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from awm_core.llm.base import LLMOutputError
 from awm_core.models import Message
-from awm_synth.errors import ArtifactParseError
 from awm_synth.llm.accounting import StageStats
 from awm_synth.llm.client import SynthLLM
 from awm_synth.llm.tags import RequestKey
@@ -164,7 +164,7 @@ async def self_correct(
         artifact: T | None = None
         try:
             artifact = parse(raw)
-        except ArtifactParseError as exc:
+        except LLMOutputError as exc:  # ArtifactParseError included
             result = CheckResult.fatal_error("parse_error", str(exc))
         else:
             if acheck is not None:

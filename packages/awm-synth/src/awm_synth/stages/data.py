@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from awm_core.llm.extract import extract_block
 from awm_envs import freeze_now
 from awm_synth.checks.sqlexec import (
     foreign_key_problems,
@@ -15,7 +16,6 @@ from awm_synth.checks.sqlexec import (
     table_of_insert,
 )
 from awm_synth.errors import ArtifactParseError
-from awm_synth.llm.parsing import extract_block
 from awm_synth.stages.base import ScenarioContext, corrected_stage
 from awm_synth.stages.correction import CheckResult
 from awm_synth.stages.prompts import data_prompt

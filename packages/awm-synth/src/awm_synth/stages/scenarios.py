@@ -11,12 +11,12 @@ import math
 import time
 from collections import Counter
 
+from awm_core.llm.base import LLMOutputError
 from awm_core.models import Scenario
 from awm_synth.config import SynthConfig
 from awm_synth.diversity.dedup import deduplicate
 from awm_synth.diversity.embedding import get_embedder
 from awm_synth.diversity.seeds import seeds_for_round
-from awm_synth.errors import ArtifactParseError
 from awm_synth.llm.accounting import StageStats
 from awm_synth.llm.client import SynthLLM
 from awm_synth.llm.parsing import parse_json_model
@@ -57,7 +57,7 @@ async def run(llm: SynthLLM, config: SynthConfig, seeds: list[str] | None = None
         )
         try:
             batch = parse_json_model(response.content, ScenarioBatch).scenarios
-        except ArtifactParseError:
+        except LLMOutputError:
             continue
         fresh = [s for s in batch if s.name not in seen_names]
         seen_names.update(s.name for s in fresh)
@@ -72,7 +72,7 @@ async def run(llm: SynthLLM, config: SynthConfig, seeds: list[str] | None = None
             verdicts = {
                 v.name: v for v in parse_json_model(response.content, ScenarioVerdicts).verdicts
             }
-        except ArtifactParseError:
+        except LLMOutputError:
             verdicts = {}
         suitable = []
         for s in fresh:

@@ -21,12 +21,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from awm_core.astparse import parse as parse_source
+from awm_core.llm.extract import extract_block
 from awm_envs.verifiers.trusted import run_trusted
 from awm_synth.checks.apprunner import AppHarness, AppLoadError, import_source
 from awm_synth.checks.sandbox import CheckSandbox, SandboxedApp, verifier_failure
 from awm_synth.checks.sqlexec import build_template
 from awm_synth.errors import ArtifactParseError
-from awm_synth.llm.parsing import extract_block
 from awm_synth.stages.base import ScenarioContext, corrected_stage
 from awm_synth.stages.code import candidate_files
 from awm_synth.stages.correction import CheckResult

@@ -12,9 +12,9 @@ import json
 import shutil
 from pathlib import Path
 
+from awm_core.atomic import atomic_replace_dir, atomic_write_text
 from awm_core.models import CreatedWith, EnvironmentManifest, Scenario, Task
 from awm_synth import __version__
-from awm_synth.atomic import atomic_replace_dir, atomic_write_text
 from awm_synth.config import SynthConfig
 from awm_synth.store.artifacts import DatabaseSchema, SeedData, TaskSet, ToolCode, VerifierModule
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from awm_synth.atomic import atomic_write_json
+from awm_core.atomic import atomic_write_json
 from awm_synth.config import SynthConfig
 from awm_synth.errors import RunDirError
 from awm_synth.store.records import StageRecord

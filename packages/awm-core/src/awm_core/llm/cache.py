@@ -1,24 +1,30 @@
 """A content-addressed cache of LLM responses: a rerun costs nothing.
 
 The key is the sha256 of everything that determines an answer (backend name,
-model, messages, sampling parameters, response format); the value is the
+model, messages, sampling parameters, tools, response format); the value is the
 :class:`ChatResponse` as JSON under ``<root>/<key[:2]>/<key>.json``. Entries
 are written atomically right after the response arrives, so a run killed at
-any point loses at most the requests that were still in flight.
+any point loses at most the requests that were still in flight, and a run
+started again gets every answered request back without asking the model.
+
+Synthesis asks through :class:`ResponseCache` directly (its keys carry the
+request tags); a benchmark run wraps its backend in :class:`CachingBackend`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from awm_core.llm.base import ChatResponse
+from awm_core.atomic import atomic_write_json
+from awm_core.llm.base import ChatResponse, LLMBackend
 from awm_core.models import Message
-from awm_synth.atomic import atomic_write_json
 
 
 def cache_key(
@@ -68,3 +74,45 @@ class ResponseCache:
 
     def __len__(self) -> int:
         return sum(1 for _ in self.root.glob("*/*.json")) if self.root.exists() else 0
+
+
+@dataclass
+class CachingBackend:
+    """``backend`` with its answers kept in ``cache``: an exact repeat of a request asks nothing.
+
+    Each entry's ``meta`` holds the request's messages, so the cache folder is
+    also the record of what the model was asked and said.
+    """
+
+    backend: LLMBackend
+    cache: ResponseCache
+    name: str = ""  # the wrapped backend's (answers are keyed by it)
+
+    def __post_init__(self) -> None:
+        self.name = self.name or self.backend.name
+
+    async def chat(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> ChatResponse:
+        """The saved answer to this exact request, or the backend's (then saved)."""
+        params: dict[str, Any] = {
+            "tools": tools,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "response_format": response_format,
+        }
+        key = cache_key(self.name, messages, params)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached
+        response = await self.backend.chat(messages, **params)
+        meta = {"request": [m.model_dump(mode="json", exclude_none=True) for m in messages]}
+        # fsync'ed file writes off the event loop: other requests' answers keep flowing meanwhile.
+        await asyncio.to_thread(self.cache.put, key, response, meta=meta)
+        return response
