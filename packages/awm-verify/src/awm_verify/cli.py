@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from awm_core.contracts import Judge, JudgeRequest
+from awm_core import get_judge
+from awm_core.contracts import DEFAULT_JUDGE, Judge, JudgeRequest, default_judge
 from awm_core.dbdiff import RenderLimits, diff_databases
 from awm_core.errors import AWMError
 from awm_core.models import Task, Trajectory, VerifierResult
 from awm_envs.verifiers.pool import VerifierPool
-from awm_verify.judge import DEFAULT_JUDGE, get_judge
 from awm_verify.reliability import reliability_report
 from awm_verify.replay import ReplayReport, replay_trajectory
 from awm_verify.rewards import resolve_reward
@@ -158,7 +158,7 @@ def run_command(
     """
     (trajectory,) = load_trajectories(trajectory_file)[:1]
     if judge_name is None:
-        judge_name = "code" if model is None else "code+llm"
+        judge_name = default_judge(model)
     judge = _judge(judge_name, model)
     reward_fn = resolve_reward(reward_spec)
     with VerifierPool(size=1) as pool:

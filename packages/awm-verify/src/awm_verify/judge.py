@@ -35,16 +35,15 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from awm_core import registry
+from awm_core import get_backend
 from awm_core.contracts import Judge, JudgeRequest
 from awm_core.errors import AWMError
-from awm_core.llm import ChatResponse, LLMBackend, LLMError, get_backend
+from awm_core.llm import ChatResponse, LLMBackend, LLMError
 from awm_core.llm.extract import unfence
 from awm_core.llm.structured import UnusableAnswerError, chat_until_valid
 from awm_core.models import Message, Verdict, VerdictLabel, VerifierResult
 from awm_verify.judge_prompt import LABELS, SYSTEM_PROMPT, PromptLimits, build_user_prompt
 
-DEFAULT_JUDGE = "code+llm"
 MODEL_ENV_VAR = "AWM_JUDGE_MODEL"
 
 
@@ -265,16 +264,7 @@ class CodeAugmentedJudge(LLMJudge):
     include_state = True
 
 
-# --------------------------------------------------------------------------- lookup and batches
-
-
-def get_judge(name: str = DEFAULT_JUDGE, **options: Any) -> Judge:
-    """Build the judge registered as ``name`` (``code``, ``llm``, ``code+llm``)."""
-    return registry.get_judge(name, **options)
-
-
-def list_judges() -> list[str]:
-    return sorted(registry.collect(registry.JUDGES))
+# --------------------------------------------------------------------------- batches
 
 
 async def judge_many(

@@ -69,7 +69,7 @@ def prove_command(
     sandbox. Resumable: proven tasks are kept and attempts already spent count.
     Exits 1 when a task is left unproven.
     """
-    from awm_core.llm import get_backend
+    from awm_core import get_backend
     from awm_envs.validation.validate import in_catalog, resolve_env_dir
     from awm_envs.verifiers.pool import VerifierPool
 

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from awm_core.episode import CALL_TOOL, Policy, StepChecks, run_episode
+from awm_core.episode import CALL_TOOL, EpisodeSettings, Policy, run_episode
 from awm_core.llm.base import LLMBackend
 from awm_core.models import Task, ToolCallStep, Trajectory, complexity_for_calls
 from awm_envs.validation.replay import _open_environment, _RuntimeEnvironment
@@ -35,6 +35,8 @@ from awm_envs.verifiers.pool import VerifierPool
 
 PROVEN_TAG = "proven-by-agent"
 _DROPPED_TAGS = ("unproven", "complexity-unlabelled")
+PROVE_SETTINGS = EpisodeSettings(lenient=True)
+"""A proving episode repairs near-miss tool calls: what counts is whether the verifier passes."""
 
 
 @dataclass
@@ -142,8 +144,7 @@ async def _attempt(
     backend: LLMBackend,
     runner: VerifierRunner,
     number: int,
-    max_steps: int,
-    fmt: str,
+    settings: EpisodeSettings,
 ) -> tuple[Attempt, Task | None, bool]:
     """One episode on a fresh instance; the candidate task when it is kept, and whether more
     attempts are pointless (the verifier cannot decide)."""
@@ -151,14 +152,7 @@ async def _attempt(
     try:
         initial = await inst.snapshot()
         traj = await run_episode(
-            Policy(backend),
-            inst,
-            task,
-            max_steps=max_steps,
-            fmt=fmt,
-            checks=StepChecks(require_reasoning=False),
-            lenient=True,
-            env_id=env_id_of(raw_env),
+            Policy(backend), inst, task, settings=settings, env_id=env_id_of(raw_env)
         )
         final = await inst.snapshot()
     finally:
@@ -212,8 +206,7 @@ async def prove_environment(
     report_path: Path | None = None,
     verifier_pool: VerifierPool | None = None,
     task_ids: list[str] | None = None,
-    max_steps: int = 20,
-    fmt: str = "hermes",
+    settings: EpisodeSettings = PROVE_SETTINGS,
     progress: Any = None,
 ) -> ProveReport:
     """Run ``backend`` on the bundle's unproven tasks (see the module docstring).
@@ -249,8 +242,7 @@ async def prove_environment(
                 backend,
                 runner,
                 len(proof.attempts) + 1,
-                max_steps,
-                fmt,
+                settings,
             )
             proof.attempts.append(result)
             if candidate is not None:
