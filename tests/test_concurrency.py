@@ -31,8 +31,7 @@ def _fresh(script: str, timeout: float = 240) -> dict:
 REGISTRY_RACE = """
 import json, threading
 from awm_core import registry
-from awm_core.llm import list_backends
-from awm_core.rewards import list_reward_functions
+from awm_core import list_backends, list_reward_functions
 
 lookups = {
     "signatures": lambda: sorted(s.name for s in registry.get_verifier_signatures()),

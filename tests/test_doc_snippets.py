@@ -345,7 +345,7 @@ def test_the_shortest_plugin_installs_as_written(
         [
             str(bin_dir / "python"),
             "-c",
-            "from awm_core.rewards import get_reward_function; "
+            "from awm_core import get_reward_function; "
             "print(get_reward_function('shaped')(None, None).value)",
         ]
     )

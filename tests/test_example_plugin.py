@@ -41,8 +41,7 @@ def test_example_plugin_things_are_usable_by_name(plugin_venv: Path, run) -> Non
     code = """
 import asyncio, json
 from awm_core import Message, Trajectory
-from awm_core.llm import get_backend
-from awm_core.rewards import get_reward_function
+from awm_core import get_backend, get_reward_function
 backend = get_backend("parrot:loud")
 reply = asyncio.run(backend.chat([Message(role="user", content="hi there")]))
 reward = get_reward_function("brevity")(None, Trajectory(env_id="e", task_id="t", final_answer="x" * 400))

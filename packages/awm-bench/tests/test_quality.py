@@ -23,9 +23,9 @@ from awm_bench.quality import (
     read_trajectories,
     render_evidence,
 )
+from awm_core import get_backend
 from awm_core.cli import build_cli, main
 from awm_core.episode import Policy, ReferencePolicy
-from awm_core.llm import get_backend
 from awm_core.llm.scripted import ScriptedBackend
 from awm_core.llm.scripted_server import ScriptedOpenAIServer
 from awm_core.models import Complexity, Task, ToolCallStep, Trajectory

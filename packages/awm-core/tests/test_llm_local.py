@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from awm_core import get_backend
 from awm_core.episode import EpisodeSettings, Policy, run_episode
 from awm_core.fake_env import FakeNotesEnv
-from awm_core.llm import get_backend
 from awm_core.llm.local_backend import LocalBackend, smollm2_available
 from awm_core.models import Message, Termination, Trajectory
 

@@ -6,11 +6,16 @@ import json
 
 import pytest
 
-from awm_core import Reward, hookimpl
+from awm_core import (
+    Reward,
+    get_backend,
+    get_reward_function,
+    hookimpl,
+    list_backends,
+    list_reward_functions,
+)
 from awm_core.errors import DuplicateNameError, PluginError, UnknownNameError
-from awm_core.llm import get_backend, list_backends
 from awm_core.plugins import get_plugins, pm
-from awm_core.rewards import get_reward_function, list_reward_functions
 
 GOOD_PLUGIN = """
 from awm_core import hookimpl, Reward

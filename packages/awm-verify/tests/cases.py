@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from awm_core import get_judge
 from awm_core.llm.scripted_server import ScriptedOpenAIServer
 from awm_core.models import Task, Trajectory
-from awm_verify.judge import get_judge
 
 CASES = Path(__file__).parent / "fixtures" / "case_studies"
 

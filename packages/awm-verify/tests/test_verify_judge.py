@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from awm_core import get_judge, list_judges
 from awm_core.llm.scripted_server import ScriptedOpenAIServer
 from awm_core.models import Task, Trajectory, VerdictLabel
 from awm_core.models.verification import VerifierError, VerifierErrorKind, VerifierResult
@@ -15,9 +16,7 @@ from awm_verify.judge import (
     JudgeError,
     JudgeOutputError,
     JudgeRequest,
-    get_judge,
     judge_many,
-    list_judges,
     parse_judge_reply,
 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from awm_core import get_reward_function
 from awm_core.hookspecs import hookimpl
 from awm_core.models import (
     Message,
@@ -14,7 +15,6 @@ from awm_core.models import (
     Verdict,
     VerdictLabel,
 )
-from awm_core.rewards import get_reward_function
 from awm_verify.rewards import RewardSpecError, WeightedSum, compose, parse_terms, resolve_reward
 
 

@@ -143,11 +143,10 @@ def bench_tasks(
     from awm_bench.demo import DemoResult, print_summary
     from awm_bench.evaluate import EpisodeOutcome, PolicyFactory, evaluate_environment
     from awm_bench.report_html import render_report
+    from awm_core import get_backend, get_judge
     from awm_core.episode import ActingPolicy, EpisodeSettings, Policy, ReferencePolicy
-    from awm_core.llm import get_backend
     from awm_core.models import Task, Trajectory
     from awm_envs import load_environment
-    from awm_verify import get_judge
 
     environments = [load_environment(e) for e in envs]  # an unknown id fails before any work
     judge_obj = get_judge(judge, model=judge_model) if judge_model else get_judge(judge)

@@ -22,9 +22,9 @@ from rich.table import Table
 from awm_bench.cli import DEFAULT_CATALOG_ENVS
 from awm_bench.evaluate import EnvReport, evaluate_environment
 from awm_bench.report_html import render_report
+from awm_core import get_backend, get_judge
 from awm_core.contracts import default_judge
 from awm_core.episode import EpisodeSettings, Policy, ReferencePolicy
-from awm_core.llm import get_backend
 from awm_core.models import Task
 
 LOCAL_AGENT_SETTINGS = EpisodeSettings(max_steps=6)
@@ -126,8 +126,6 @@ async def _run(config: DemoConfig, console: Console) -> DemoResult:
     judge = default_judge(config.model)
     judge_obj: Any = judge
     if config.model:
-        from awm_verify import get_judge
-
         judge_obj = get_judge(judge, model=config.model)
     for i, ref in enumerate(env_refs):
         # the synthesized bundle is untrusted generated code: sandbox workers; catalog: in-process

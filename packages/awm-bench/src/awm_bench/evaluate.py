@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from awm_core import get_judge
 from awm_core.contracts import CODE_JUDGE, Judge
 from awm_core.episode import ActingPolicy, EpisodeSettings
 from awm_core.models import Complexity, Task, Trajectory
 from awm_envs import Environment, EnvPool, load_environment
-from awm_verify import get_judge, rollout_episode
+from awm_verify import rollout_episode
 
 BUCKETS = [c.value for c in Complexity]
 

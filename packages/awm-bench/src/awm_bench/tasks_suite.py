@@ -45,11 +45,11 @@ class AwmTasksBenchmark:
     def run(self, config: BenchmarkConfig) -> dict[str, Any]:
         from awm_bench.evaluate import BUCKETS, PolicyFactory, evaluate_environment
         from awm_bench.journal import Journal
+        from awm_core import get_judge
         from awm_core.contracts import Judge, default_judge
         from awm_core.episode import ActingPolicy, EpisodeSettings, Policy, ReferencePolicy
         from awm_core.models import Task
         from awm_envs import catalog_env_ids, load_environment
-        from awm_verify import get_judge
 
         config.out.mkdir(parents=True, exist_ok=True)
         envs = sorted(catalog_env_ids()) if config.full else list(DEFAULT_ENVS)
@@ -66,7 +66,7 @@ class AwmTasksBenchmark:
         if config.model == "oracle":
             factory = ReferencePolicy
         else:
-            from awm_core.llm import get_backend
+            from awm_core import get_backend
             from awm_core.llm.cache import CachingBackend, ResponseCache
 
             cache = ResponseCache(config.out / "cache" / "awm")

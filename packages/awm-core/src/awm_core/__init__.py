@@ -1,8 +1,9 @@
 """awm-core: the types, plugin hooks and agent runtime shared by every awm package.
 
-The models are imported on first use (``from awm_core import Task`` works as
-always), so that ``import awm_core`` (every ``awm`` start, every plugin) does
-not pay for pydantic and jsonschema.
+Every lookup by name (``get_backend``, ``get_judge``, ``get_reward_function``, ...)
+is here, from :mod:`awm_core.registry`. The models are imported on first use
+(``from awm_core import Task`` works as always), so that ``import awm_core``
+(every ``awm`` start, every plugin) does not pay for pydantic and jsonschema.
 """
 
 from __future__ import annotations
@@ -10,6 +11,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from awm_core.hookspecs import hookimpl
+from awm_core.registry import (
+    get_backend,
+    get_benchmark,
+    get_env_sources,
+    get_judge,
+    get_reward_function,
+    get_verifier_signatures,
+    list_backends,
+    list_benchmarks,
+    list_judges,
+    list_reward_functions,
+)
 
 _MODELS = (
     "Complexity",
@@ -73,5 +86,15 @@ __all__ = [
     "Verdict",
     "VerdictLabel",
     "__version__",
+    "get_backend",
+    "get_benchmark",
+    "get_env_sources",
+    "get_judge",
+    "get_reward_function",
+    "get_verifier_signatures",
     "hookimpl",
+    "list_backends",
+    "list_benchmarks",
+    "list_judges",
+    "list_reward_functions",
 ]

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         RewardFunction,
         VerifierSignature,
     )
+    from awm_core.llm.base import LLMBackend
 
 T = TypeVar("T")
 
@@ -151,6 +152,19 @@ def lookup(kind: Kind[T], name: str) -> T:
 
 
 # --------------------------------------------------------------------------- typed accessors
+# Every lookup by name lives here; ``awm_core`` re-exports them (``from awm_core import get_backend``).
+
+
+def get_backend(spec: str, **options: Any) -> LLMBackend:
+    """Build the LLM backend named by ``spec`` (``PREFIX`` or ``PREFIX:MODEL``, e.g. ``openai:gpt-4o``)."""
+    prefix, _, model = spec.partition(":")
+    backend: LLMBackend = lookup(LLM_BACKENDS, prefix)(model, **options)
+    return backend
+
+
+def list_backends() -> list[str]:
+    """Prefixes of every registered LLM backend (``openai``, ``local``, ...)."""
+    return sorted(collect(LLM_BACKENDS))
 
 
 def get_judge(name: str, **options: Any) -> Judge:
@@ -169,6 +183,22 @@ def get_judge(name: str, **options: Any) -> Judge:
             f"its factory returned {type(judge).__name__}, not an awm_core.contracts.Judge",
         )
     return judge
+
+
+def list_judges() -> list[str]:
+    """The names of every registered judge, sorted."""
+    return sorted(collect(JUDGES))
+
+
+def get_reward_function(name: str) -> RewardFunction:
+    """The reward function registered as ``name`` (``default``, ``binary``, a plugin's)."""
+    fn: RewardFunction = lookup(REWARD_FUNCTIONS, name)
+    return fn
+
+
+def list_reward_functions() -> list[str]:
+    """The names of every registered reward function, sorted."""
+    return sorted(collect(REWARD_FUNCTIONS))
 
 
 def get_env_sources() -> dict[str, EnvSource]:

@@ -43,9 +43,8 @@ from awm_core.episode import (
 from awm_core.errors import AWMError, UnknownNameError
 from awm_core.fake_env import ENV_ID as FAKE_ENV_ID
 from awm_core.fake_env import FakeNotesEnv
-from awm_core.llm.base import get_backend
 from awm_core.models import Complexity, Task, Termination, Trajectory
-from awm_core.registry import get_env_sources
+from awm_core.registry import get_backend, get_env_sources
 from awm_core.session import EnvSession
 
 

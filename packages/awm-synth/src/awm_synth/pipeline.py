@@ -22,7 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from awm_core.llm.base import LLMBackend, LLMError, get_backend
+from awm_core import get_backend
+from awm_core.llm.base import LLMBackend, LLMError
 from awm_core.llm.cache import ResponseCache
 from awm_core.models import Scenario
 from awm_synth.checks.sandbox import CheckLimits, CheckSandbox, SandboxUnavailableError

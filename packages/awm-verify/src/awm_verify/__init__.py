@@ -24,9 +24,7 @@ _EXPORTS = {
     "JudgeRequest": "awm_core.contracts",
     "JudgeError": "awm_verify.judge",
     "JudgeOutputError": "awm_verify.judge",
-    "get_judge": "awm_verify.judge",
     "judge_many": "awm_verify.judge",
-    "list_judges": "awm_verify.judge",
     "ReliabilityReport": "awm_verify.reliability",
     "cohens_kappa": "awm_verify.reliability",
     "fleiss_kappa": "awm_verify.reliability",
@@ -55,7 +53,7 @@ if TYPE_CHECKING:
     from awm_core.dbdiff import DatabaseDiff, RenderLimits, TableDiff, diff_databases, diff_images
     from awm_core.models.verification import VerifierError, VerifierErrorKind, VerifierResult
     from awm_verify.gym import GymEpisode, Observation, StepResult, TaskEnv
-    from awm_verify.judge import JudgeError, JudgeOutputError, get_judge, judge_many, list_judges
+    from awm_verify.judge import JudgeError, JudgeOutputError, judge_many
     from awm_verify.reliability import (
         ReliabilityReport,
         cohens_kappa,
@@ -100,9 +98,7 @@ __all__ = [
     "diff_databases",
     "diff_images",
     "fleiss_kappa",
-    "get_judge",
     "judge_many",
-    "list_judges",
     "reliability_report",
     "resolve_reward",
     "rollout_episode",

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from awm_core.errors import AWMError
 from awm_core.models import Reward, Termination, Trajectory, Verdict, VerdictLabel
-from awm_core.registry import REWARD_FUNCTIONS, collect, lookup
+from awm_core.registry import REWARD_FUNCTIONS, collect, get_reward_function
 
 RewardFn = Callable[[Verdict | None, Trajectory | None], Reward]
 
@@ -183,6 +183,6 @@ def compose(spec: str | Sequence[tuple[float, str]]) -> WeightedSum:
 def resolve_reward(spec: str = "default") -> RewardFn:
     """A reward function by name (``default``) or by expression (``default+0.1*format``)."""
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", spec.strip()):
-        fn: RewardFn = lookup(REWARD_FUNCTIONS, spec.strip())
+        fn: RewardFn = get_reward_function(spec.strip())
         return fn
     return compose(spec)

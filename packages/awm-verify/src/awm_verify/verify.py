@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from awm_core import get_judge
 from awm_core.contracts import DEFAULT_JUDGE, Judge, JudgeRequest
 from awm_core.dbdiff import DatabaseDiff, diff_images
 from awm_core.models import (
@@ -32,7 +33,7 @@ from awm_core.models import (
 )
 from awm_core.snapshot import DatabaseSource, load_image
 from awm_envs.verifiers.pool import VerifierPool, default_pool
-from awm_verify.judge import JudgeError, get_judge
+from awm_verify.judge import JudgeError
 from awm_verify.rewards import RewardFn, resolve_reward
 
 

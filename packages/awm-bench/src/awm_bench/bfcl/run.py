@@ -24,7 +24,7 @@ DEFAULT_LIMIT = 2
 
 
 def _backend(config: BenchmarkConfig, cache: Path) -> LLMBackend:
-    from awm_core.llm import get_backend
+    from awm_core import get_backend
 
     return CachingBackend(get_backend(config.model), ResponseCache(cache))
 

@@ -63,7 +63,7 @@ async def _run(config: BenchmarkConfig, tasks: list[McpuTask]) -> dict[str, Any]
     oracle_backend = OracleBackend()
     backend: LLMBackend = oracle_backend
     if not oracle:
-        from awm_core.llm import get_backend
+        from awm_core import get_backend
 
         cache = ResponseCache(config.out / "cache" / "agent")
         backend = CachingBackend(get_backend(config.model), cache)

@@ -9,7 +9,8 @@ from pydantic import ValidationError
 
 from awm_bench.quality.evidence import TaskEvidence, clip, evidence_summary, render_evidence
 from awm_bench.quality.ratings import CRITERIA, QualityScores, TaskQuality
-from awm_core.llm import LLMBackend, LLMError, LLMOutputError, get_backend
+from awm_core import get_backend
+from awm_core.llm import LLMBackend, LLMError, LLMOutputError
 from awm_core.llm.extract import parse_json_text
 from awm_core.llm.structured import (
     Attempts,

@@ -73,7 +73,7 @@ def run_tau2(
     user_backend: LLMBackend = oracle_user
     agent_backend: LLMBackend = oracle_agent
     if not oracle:
-        from awm_core.llm import get_backend
+        from awm_core import get_backend
 
         cache = config.out / "cache"
         agent_backend = CachingBackend(get_backend(config.model), ResponseCache(cache / "agent"))

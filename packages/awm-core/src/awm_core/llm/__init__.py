@@ -3,7 +3,7 @@
 Built in (registered by :mod:`awm_core.builtin` through the same hook as any
 plugin): ``scripted`` (replies from a list), ``openai:MODEL`` (any
 OpenAI-compatible endpoint) and ``local:smollm2`` (a real model on the CPU,
-from the ``local`` extra).
+from the ``local`` extra). :func:`awm_core.get_backend` builds one by name.
 """
 
 from awm_core.llm.base import (
@@ -15,8 +15,6 @@ from awm_core.llm.base import (
     LLMOutputError,
     LLMRequestError,
     LLMRetriesExhaustedError,
-    get_backend,
-    list_backends,
 )
 
 __all__ = [
@@ -28,6 +26,4 @@ __all__ = [
     "LLMOutputError",
     "LLMRequestError",
     "LLMRetriesExhaustedError",
-    "get_backend",
-    "list_backends",
 ]

@@ -7,9 +7,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from awm_core.errors import AWMError, UnknownNameError
+from awm_core.errors import AWMError
 from awm_core.models import Message, TokenUsage, ToolCall
-from awm_core.registry import LLM_BACKENDS, collect
 
 
 class LLMError(AWMError):
@@ -91,18 +90,3 @@ class LLMBackend(Protocol):
     ) -> ChatResponse:
         """Return the model's next message for ``messages``."""
         ...
-
-
-def list_backends() -> list[str]:
-    """Prefixes of every registered backend (``openai``, ``local``, ...)."""
-    return sorted(collect(LLM_BACKENDS))
-
-
-def get_backend(spec: str, **options: Any) -> LLMBackend:
-    """Build the backend named by ``spec`` (``PREFIX`` or ``PREFIX:MODEL``)."""
-    prefix, _, model = spec.partition(":")
-    factories = collect(LLM_BACKENDS)
-    if prefix not in factories:
-        raise UnknownNameError("llm backend", prefix, list(factories))
-    backend: LLMBackend = factories[prefix](model, **options)
-    return backend

@@ -11,9 +11,10 @@ from typing import Any
 
 import click
 
-from awm_core.llm.base import LLMBackend, LLMError, LLMRequestError, get_backend
+from awm_core.llm.base import LLMBackend, LLMError, LLMRequestError
 from awm_core.llm.http_server import HTTPFailure, build_openai_app
 from awm_core.llm.wire import completion_to_openai, message_from_openai
+from awm_core.registry import get_backend
 
 
 def build_backend_app(backend: LLMBackend, *, model_name: str | None = None) -> Any:

@@ -21,8 +21,9 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from awm_core import get_backend
 from awm_core.argcheck import check_arguments
-from awm_core.llm import LLMBackend, LLMError, get_backend
+from awm_core.llm import LLMBackend, LLMError
 from awm_core.llm.extract import unfence
 from awm_core.models import Message, ToolResult, ToolSpec
 
