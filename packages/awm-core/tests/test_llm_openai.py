@@ -8,13 +8,13 @@ import time
 import pytest
 from pydantic import BaseModel
 
+from awm_core import get_backend
 from awm_core.llm import (
     LLMConfigError,
     LLMError,
     LLMOutputError,
     LLMRequestError,
     LLMRetriesExhaustedError,
-    get_backend,
 )
 from awm_core.llm.base import ChatResponse
 from awm_core.llm.openai_backend import OpenAIBackend
