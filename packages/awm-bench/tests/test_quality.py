@@ -299,6 +299,8 @@ def test_cli_table_output_with_a_scripted_judge(tmp_path: Path) -> None:
         build_cli(),
         ["bench", "quality", "shop", "--limit", "2", "--judge-model", f"scripted:{script}"],
         catch_exceptions=False,
+        # wide enough that the title (it names the long tmp path) does not squeeze the table
+        env={"COLUMNS": "240"},
     )
     assert result.exit_code == 0, result.output
     assert "environment quality" in result.output and "4.00 (0% low)" in result.output
