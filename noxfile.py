@@ -20,7 +20,12 @@ TEST_DEPS = [
     "pytest-asyncio>=0.24,<2",
     "pytest-timeout>=2.3,<3",
     "pytest-randomly>=3.15,<6",
+    "pytest-xdist>=3.6,<4",
 ]
+# The suite waits on subprocesses, sandboxes and servers more than it computes, so two
+# workers finish it in about half the time even on 2 cores (``-n 0`` for one process);
+# the slowest tests are printed so a new slow one shows in every CI log.
+TEST_PARALLEL = ["-n", "auto", "--maxprocesses", "4", "--dist", "worksteal", "--durations", "15"]
 
 
 def _install_workspace(session: nox.Session, *extra: str) -> None:
@@ -46,7 +51,7 @@ def tests(session: nox.Session) -> None:
     # --- awm-envs hub: `awm envs pull/push` (tests run against a local HTTP hub, no internet)
     session.install("-e", "packages/awm-envs[hub]")
     # --- end awm-envs hub
-    session.run("pytest", *(session.posargs or []))
+    session.run("pytest", *TEST_PARALLEL, *session.posargs)
 
 
 @nox.session
@@ -242,7 +247,7 @@ def interop(session: nox.Session) -> None:
 # --- end awm-envs AWM-1K interop
 
 
-# --- awm-bench benchmarks (owned by the benchmark converters): `nox -s bench`.
+# --- awm-bench benchmarks (owned by awm-bench's benchmark plugins): `nox -s bench`.
 # One session per benchmark, each in its own venv with its pinned stack (bfcl-eval pins
 # numpy 1.26, verl needs numpy 2). All sessions of one `nox -s bench` write one run:
 # bench-results/RUN/BENCHMARK/MODEL/ and bench-results/RUN/report.html.
