@@ -245,7 +245,7 @@ def test_client_disconnect_is_one_log_line(
             writer.transport.abort()  # gone before the body was complete
             await asyncio.sleep(0.3)
 
-    logs._throttled._last.clear()  # a disconnect logged by an earlier test would hold this one back
+    logs.throttle._last.clear()  # a disconnect logged by an earlier test would hold this one back
     with caplog.at_level(logging.INFO):
         asyncio.run(run())
     lines = [r for r in caplog.records if "disconnect" in r.getMessage().lower()]

@@ -16,7 +16,7 @@ from typing import Any
 
 from awm_core.astparse import parse as parse_source
 from awm_core.models import ToolSpec
-from awm_envs.awm1k.repair import _replace_calls
+from awm_envs.awm1k.repair import replace_calls
 
 # The official row's entry points, first in the row (the official code and OpenEnv call
 # the first ``def verify_*`` they find). Opened read-only: the file is never changed.
@@ -88,7 +88,7 @@ def official_full_code(app_source: str, scenario: str) -> str:
     """
     code = _drop_future_imports(app_source)
     default = f"sqlite:///./outputs/databases/{scenario}.db"
-    code = _replace_calls(
+    code = replace_calls(
         code,
         "create_engine",
         lambda _: (

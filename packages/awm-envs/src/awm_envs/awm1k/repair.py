@@ -19,7 +19,7 @@ def fix_escaped_quotes(sql: str) -> str:
     return sql.replace("\\'", "''").replace('\\"', '"')
 
 
-def _replace_calls(code: str, name: str, replacement: Callable[[str], str]) -> str:
+def replace_calls(code: str, name: str, replacement: Callable[[str], str]) -> str:
     """Replace each ``name(...)`` call (parentheses balanced, strings respected)."""
     out, pos = [], 0
     pattern = re.compile(rf"\b{re.escape(name)}\(")
@@ -51,12 +51,12 @@ def rewrite_app(code: str) -> str:
     file system at import), ``uvicorn.run`` calls are removed, and the session
     shim is appended.
     """
-    code = _replace_calls(
+    code = replace_calls(
         code,
         "create_engine",
         lambda _: 'create_engine("sqlite://", connect_args={"check_same_thread": False})',
     )
-    code = _replace_calls(code, "uvicorn.run", lambda _: "None")
+    code = replace_calls(code, "uvicorn.run", lambda _: "None")
     return code.rstrip() + "\n" + SHIM
 
 

@@ -22,11 +22,11 @@ from awm_envs.pool.shipping import PackedBundles
 from awm_envs.pool.workers import (
     IMPORT_TIMEOUT_ENV,
     WorkerHandle,
-    _decode_reply,
-    _encode_request,
-    _expire,
-    _kill_group,
-    _retrieve,
+    decode_reply,
+    encode_request,
+    expire,
+    kill_group,
+    retrieve,
 )
 from awm_envs.sandbox import wire
 from awm_envs.sandbox.exits import describe_exit
@@ -39,7 +39,7 @@ class _HandedOff(Exception):
     """Internal: a cancelled request whose worker lock now belongs to a background task."""
 
 
-class _WorkerChannels(InstanceHost):
+class WorkerChannels(InstanceHost):
     """The request/answer machinery of :class:`~awm_envs.pool.remote.WorkerPool`.
 
     A subclass provides ``_warm`` (a spare that just started), besides what
@@ -109,7 +109,7 @@ class _WorkerChannels(InstanceHost):
             return
         if problem is not None:
             w.stopped = problem
-            _kill_group(w.proc)
+            kill_group(w.proc)
         self._bury(w)
         if not w.ready.done():
             w.ready.set_exception(WorkerDied(f"sandbox worker {w.index} did not start"))
@@ -135,7 +135,7 @@ class _WorkerChannels(InstanceHost):
         if not self._detach(w):
             return
         w.stopped = why
-        _kill_group(w.proc)
+        kill_group(w.proc)
         self._bury(w)
         if not w.ready.done():
             w.ready.set_exception(WorkerDied(f"sandbox worker {w.index} {why}"))
@@ -155,7 +155,7 @@ class _WorkerChannels(InstanceHost):
             await asyncio.sleep(0.005)
         lingered = proc.poll() is None
         if lingered:
-            _kill_group(w.proc)
+            kill_group(w.proc)
             for _ in range(500):
                 if proc.poll() is not None:
                     break
@@ -179,7 +179,7 @@ class _WorkerChannels(InstanceHost):
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        task.add_done_callback(_retrieve)
+        task.add_done_callback(retrieve)
         return task
 
     # -- requests ----------------------------------------------------------------------
@@ -209,7 +209,7 @@ class _WorkerChannels(InstanceHost):
                 if bundle.key not in w.shipped:
                     await self._exchange(
                         w,
-                        _encode_request("ship", (bundle.key, path, bundle.names, bundle.data)),
+                        encode_request("ship", (bundle.key, path, bundle.names, bundle.data)),
                         self.setup_timeout,
                         op,
                         who,
@@ -219,7 +219,7 @@ class _WorkerChannels(InstanceHost):
                 if bundle.key not in w.loaded:
                     timeout = self.import_timeout
             try:
-                value = await self._exchange(w, _encode_request(op, args), timeout, op, who)
+                value = await self._exchange(w, encode_request(op, args), timeout, op, who)
             except TimeoutError:
                 if path is not None and args[0] not in w.loaded:
                     raise ImportTimeout(
@@ -263,7 +263,7 @@ class _WorkerChannels(InstanceHost):
             w.inflight = None
             self._channel_lost(w)  # it was already gone: not this request's doing
             raise WorkerDied(f"sandbox worker {w.index} is gone") from None
-        timer = loop.call_later(timeout, _expire, fut)
+        timer = loop.call_later(timeout, expire, fut)
         try:
             if sent < len(data):  # the rest in a task of its own: never half a message
                 sending = asyncio.ensure_future(
@@ -291,13 +291,13 @@ class _WorkerChannels(InstanceHost):
         except TimeoutError:
             orphan, w.orphan = w.orphan, None
             if orphan is not None:  # it answered in the very loop turn of its deadline
-                return _decode_reply(orphan)
+                return decode_reply(orphan)
             w.inflight = None
             self._stop(w, f"did not answer {op} within {timeout:g} s and was stopped")
             raise TimeoutError(op) from None
         finally:
             timer.cancel()
-        return _decode_reply(reply)
+        return decode_reply(reply)
 
     async def _abandoned(
         self,

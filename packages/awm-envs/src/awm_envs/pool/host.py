@@ -42,7 +42,7 @@ class ImportTimeout(WorkerRequestError, TimeoutError):
 
 
 @dataclass
-class _Failure:
+class Failure:
     """Why a worker is gone, told once to each instance it hosted."""
 
     culprit: str | None  # the instance whose request killed it, if one did
@@ -51,7 +51,7 @@ class _Failure:
     with_reason: bool  # append "(it <how the process ended>)"
 
 
-class _Retry(Exception):
+class Retry(Exception):
     """Internal: the worker picked for a new instance died of something else; pick again."""
 
 
@@ -83,7 +83,7 @@ class InstanceHost:
         """The worker is gone: its instances are recreated on next use, each told once (first cause wins)."""
         if w.failure is not None:
             return
-        w.failure = _Failure(culprit, others, culprit_text or "", with_reason)
+        w.failure = Failure(culprit, others, culprit_text or "", with_reason)
         self._down(w)
         for iid in list(w.instances):
             inst = self._instances.get(iid)
@@ -96,7 +96,7 @@ class InstanceHost:
         self._after_failure(w)
 
     async def _notice_text(self, w: Any, iid: str) -> str:
-        failure: _Failure | None = w.failure
+        failure: Failure | None = w.failure
         if failure is None:
             return "the environment worker hosting this instance was replaced"
         text: str = failure.culprit_text if iid == failure.culprit else failure.others
@@ -114,7 +114,7 @@ class InstanceHost:
         raise NotImplementedError
 
 
-def _tool_specs(data: Any) -> list[ToolSpec]:
+def tool_specs(data: Any) -> list[ToolSpec]:
     try:
         return [ToolSpec.model_validate(t) for t in data]
     except (TypeError, ValueError) as exc:
@@ -123,7 +123,7 @@ def _tool_specs(data: Any) -> list[ToolSpec]:
         ) from None
 
 
-async def _bundle_request(
+async def bundle_request(
     pool: Any, w: Any, op: str, args: tuple[Any, ...], who: str | None, path: str
 ) -> Any:
     """A request that loads a bundle in the worker: a crash or a hang is named after its app.py."""
@@ -146,7 +146,7 @@ async def _bundle_request(
             "being imported",
         )
         if w.failure is not None and w.failure.culprit != who:
-            raise _Retry() from None  # the worker died of something else while this waited
+            raise Retry() from None  # the worker died of something else while this waited
         if isinstance(exc, TimeoutError):
             raise
         reason = await pool._death_reason(w)
@@ -195,18 +195,18 @@ class RemoteInstance:
         for attempt in range(3):
             w = await self.pool._pick()
             try:
-                tools = await _bundle_request(
+                tools = await bundle_request(
                     self.pool, w, "create", (self.env_path, self.id), self.id, self.env_path
                 )
                 break
-            except _Retry:
+            except Retry:
                 if attempt == 2:
                     raise WorkerDied(
                         "sandbox workers kept dying while this instance was created"
                     ) from None
             finally:
                 self.pool._placed(w)
-        self.pool._tools[self.env_path] = _tool_specs(tools)
+        self.pool._tools[self.env_path] = tool_specs(tools)
         w.instances.add(self.id)
         self.worker = w
         self._lost = False

@@ -31,7 +31,7 @@ from awm_envs.pool.workers import (
     IMPORT_TIMEOUT_ENV,
     SETUP_TIMEOUT_S,
     START_TIMEOUT_S,
-    _encode_request,
+    encode_request,
     import_timeout_default,
     start_worker_process,
 )
@@ -105,14 +105,14 @@ def describe_bundle(
             )
         bundle = ShippedBundle.pack(root)
         try:
-            proc.send(*_encode_request("ship", (bundle.key, str(root), bundle.names, bundle.data)))
+            proc.send(*encode_request("ship", (bundle.key, str(root), bundle.names, bundle.data)))
             shipped = proc.recv(SETUP_TIMEOUT_S)
             if shipped is None or not shipped[0].get("ok"):
                 raise PreflightUnavailable(
                     "the sandbox worker did not accept the bundle's files: "
                     + (str(shipped[0].get("error")) if shipped else "no answer")
                 )
-            proc.send(*_encode_request("describe", (bundle.key,)))
+            proc.send(*encode_request("describe", (bundle.key,)))
             reply = proc.recv(timeout)
         except (wire.ChannelClosed, wire.ProtocolError, OSError):
             raise _problem(

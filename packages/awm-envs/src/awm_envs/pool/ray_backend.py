@@ -41,11 +41,11 @@ from awm_core.models import ToolSpec
 from awm_envs.bundle.sources import resolve_env
 from awm_envs.errors import PoolClosedError
 from awm_envs.pool.host import (
+    Failure,
     InstanceHost,
     RemoteInstance,
     WorkerDied,
     WorkerRequestError,
-    _Failure,
 )
 from awm_envs.pool.shipping import PackedBundles, ShippedBundle
 from awm_envs.pool.worker_main import WorkerState, answer
@@ -100,9 +100,9 @@ class _SandboxedWorker:
         actor lost and the driver replaces it), exactly as a dead worker process
         is replaced by the process backend.
         """
-        from awm_envs.pool.workers import _encode_request
+        from awm_envs.pool.workers import encode_request
 
-        header, blobs = _encode_request(op, args)
+        header, blobs = encode_request(op, args)
         try:
             self.proc.send(header, blobs, timeout=SETUP_TIMEOUT_S)
             message = self.proc.recv(None)
@@ -186,7 +186,7 @@ class RayWorkerHandle:
     shipped: set[str] = field(default_factory=set)
     placing: int = 0  # creates picked for this actor and not answered yet (balances a burst)
     alive: bool = True
-    failure: _Failure | None = None  # why it was lost, told once to each of its instances
+    failure: Failure | None = None  # why it was lost, told once to each of its instances
     death: str = "was lost"  # how it ended, in words
 
     @property

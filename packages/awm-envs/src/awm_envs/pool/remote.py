@@ -40,14 +40,14 @@ from typing import Any
 from awm_core.models import ToolSpec
 from awm_envs.bundle.sources import resolve_env
 from awm_envs.errors import PoolClosedError
-from awm_envs.pool.channel import _WorkerChannels
+from awm_envs.pool.channel import WorkerChannels
 from awm_envs.pool.host import (
     RemoteInstance,
+    Retry,
     WorkerDied,
     WorkerRequestError,
-    _bundle_request,
-    _Retry,
-    _tool_specs,
+    bundle_request,
+    tool_specs,
 )
 from awm_envs.pool.shipping import PackedBundles
 from awm_envs.pool.workers import (
@@ -56,14 +56,14 @@ from awm_envs.pool.workers import (
     SETUP_TIMEOUT_S,
     START_TIMEOUT_S,
     WorkerHandle,
-    _kill_group,
     import_timeout_default,
+    kill_group,
     start_worker_process,
 )
 from awm_envs.sandbox.isolation import Isolation, resolve
 
 
-class WorkerPool(_WorkerChannels):
+class WorkerPool(WorkerChannels):
     """``workers`` sandbox processes; instances are pinned to the least-loaded one.
 
     Async API, one event loop: ``await pool.start()`` (or ``async with``),
@@ -172,7 +172,7 @@ class WorkerPool(_WorkerChannels):
         self._killed = True
         for w in self._handles():
             self._stop(w, "was killed with its pool")
-            _kill_group(w.proc)  # also one that was already detached but not yet reaped
+            kill_group(w.proc)  # also one that was already detached but not yet reaped
 
     async def close(self) -> None:
         """Stop every worker (and everything they started); instances become unusable."""
@@ -330,16 +330,16 @@ class WorkerPool(_WorkerChannels):
             for attempt in range(3):
                 w = await self._pick()
                 try:
-                    tools = await _bundle_request(self, w, "load", (path,), None, path)
+                    tools = await bundle_request(self, w, "load", (path,), None, path)
                     break
-                except _Retry:
+                except Retry:
                     if attempt == 2:
                         raise WorkerDied(
                             "sandbox workers kept dying while loading the bundle"
                         ) from None
                 finally:
                     self._placed(w)
-            self._tools[path] = _tool_specs(tools)
+            self._tools[path] = tool_specs(tools)
         return self._tools[path]
 
     def tools_of(self, path: str) -> list[ToolSpec]:

@@ -11,7 +11,7 @@ import tempfile
 import time
 from typing import Any
 
-from awm_envs.pool.host import WorkerRequestError, _Failure
+from awm_envs.pool.host import Failure, WorkerRequestError
 from awm_envs.sandbox import wire
 from awm_envs.sandbox.isolation import Isolation
 from awm_envs.sandbox.limits import GIB, Limits
@@ -94,7 +94,7 @@ def _exitcode(proc: SandboxProcess) -> int | None:
     return code
 
 
-def _kill_group(proc: SandboxProcess) -> None:
+def kill_group(proc: SandboxProcess) -> None:
     """SIGKILL the sandbox (its whole PID namespace under bubblewrap) without waiting."""
     if proc.proc.poll() is not None:
         return
@@ -121,13 +121,13 @@ class WorkerHandle:
         self.instances: set[str] = set()
         self.alive = True
         self.ready: asyncio.Future[None] = loop.create_future()
-        self.ready.add_done_callback(_retrieve)
+        self.ready.add_done_callback(retrieve)
         self.spawned = time.monotonic()
         self.start_s: float | None = None
         self.shipped: set[str] = set()
         self.loaded: set[str] = set()
         self.placing = 0
-        self.failure: _Failure | None = None
+        self.failure: Failure | None = None
         self.stopped: str | None = None  # why the host stopped it, when it did
         self.exit_task: asyncio.Task[str] | None = None
         self.start_timer: asyncio.TimerHandle | None = None
@@ -149,17 +149,17 @@ class WorkerHandle:
         return f"WorkerHandle({self.index}, pid={self.pid}, alive={self.alive}, instances={len(self.instances)})"
 
 
-def _retrieve(fut: asyncio.Future[Any]) -> None:
+def retrieve(fut: asyncio.Future[Any]) -> None:
     if not fut.cancelled():
         fut.exception()  # nobody may be waiting: do not log "exception was never retrieved"
 
 
-def _expire(fut: asyncio.Future[Any]) -> None:
+def expire(fut: asyncio.Future[Any]) -> None:
     if not fut.done():
         fut.set_exception(TimeoutError())
 
 
-def _encode_request(op: str, args: tuple[Any, ...]) -> wire.Message:
+def encode_request(op: str, args: tuple[Any, ...]) -> wire.Message:
     blobs: list[bytes] = []
     out: list[Any] = []
     for a in args:
@@ -171,7 +171,7 @@ def _encode_request(op: str, args: tuple[Any, ...]) -> wire.Message:
     return {"op": op, "args": out}, blobs
 
 
-def _decode_reply(message: wire.Message) -> Any:
+def decode_reply(message: wire.Message) -> Any:
     header, blobs = message
     if not header.get("ok"):
         raise WorkerRequestError(str(header.get("error", "the worker refused the request")))

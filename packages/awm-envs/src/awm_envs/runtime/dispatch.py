@@ -46,7 +46,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
-_SESSION: ContextVar[Session] = ContextVar("awm_instance_session")
+SESSION: ContextVar[Session] = ContextVar("awm_instance_session")
 _NO_HEADERS = Headers()
 _SPECIAL = (
     "request_param_name",
@@ -75,7 +75,7 @@ def bound_session() -> Session:
     Raises a clear error when the app is used outside an awm instance call.
     """
     try:
-        return _SESSION.get()
+        return SESSION.get()
     except LookupError:
         raise RuntimeError(
             "get_db() was called outside an awm instance call; under the awm runtime the "

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from awm_core.argcheck import check_arguments
 from awm_core.models import ToolResult, ToolSpec
 from awm_envs.errors import InstanceClosedError
-from awm_envs.runtime.dispatch import _SESSION, ToolFailure, classify
+from awm_envs.runtime.dispatch import SESSION, ToolFailure, classify
 from awm_envs.runtime.results import error_result
 from awm_envs.runtime.syncbridge import run_sync, step
 
@@ -211,7 +211,7 @@ class Instance:
         plan = self.env.plans[name]
         self._proxy.begin_call()
         session = self.env.sessions(bind=self._sa)
-        token = _SESSION.set(session)
+        token = SESSION.set(session)
         failure: ToolFailure | None = None
         payload: Any = None
         try:
@@ -222,7 +222,7 @@ class Instance:
         except BaseException as exc:  # generated code may raise anything, even SystemExit
             failure = classify(name, exc)
         finally:
-            _SESSION.reset(token)
+            SESSION.reset(token)
             try:
                 session.close()  # discards what the tool did not commit, as under uvicorn
             except Exception as exc:

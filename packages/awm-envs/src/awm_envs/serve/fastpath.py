@@ -13,14 +13,14 @@ from mcp.server import Server
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from awm_envs.serve.logs import _log_disconnect
+from awm_envs.serve.logs import log_disconnect
 from awm_envs.serve.server import call_tool_for
 from awm_envs.serve.sessions import INSTANCE_SCOPE_KEY, InstanceDirectory
 
 _FAST_MAX_BODY = 1 << 20
 
 
-class _FastToolCalls:
+class FastToolCalls:
     """The hot path: ``tools/call`` on an established session, without the SDK's per-request machinery.
 
     Profiling 64 sessions showed the SDK spending about three times the tool's
@@ -83,7 +83,7 @@ class _FastToolCalls:
             return receive
         body, more, disconnected = await self._read_body(receive)
         if disconnected:  # nobody to answer: one log line, nothing for the SDK to parse
-            _log_disconnect(scope)
+            log_disconnect(scope)
             return None
         replay = _replaying(body, more, disconnected, receive)
         if more:

@@ -10,7 +10,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from awm_envs.serve.logs import _throttled, logger
+from awm_envs.serve.logs import logger, throttle
 from awm_envs.serve.sessions import InstanceDirectory
 
 
@@ -61,7 +61,7 @@ class RateLimiter:
 
 
 # set by the router around a request that may open a session, read where the SDK admits it
-_OPENING: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+OPENING: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
     "awm_opening", default=None
 )
 _GONE_MEMORY = 10_000  # ids of evicted/expired sessions remembered, to tell their clients why
@@ -128,7 +128,7 @@ class SessionLimits:
         session_id = getattr(transport, "mcp_session_id", None)
         if session_id is not None:
             self._lru[session_id] = None
-            opening = _OPENING.get()
+            opening = OPENING.get()
             if opening is not None:
                 opening.append(session_id)
                 self._busy[session_id] = self._busy.get(session_id, 0) + 1
@@ -200,7 +200,7 @@ class SessionLimits:
         if key in self.directory:
             self._spawn(self.directory.close(key))
         self.evictions += 1
-        _throttled.warning(
+        throttle.warning(
             "evict",
             f"{len(self._sessions) + 1} sessions open, the cap (--max-sessions {self.max_sessions}): "
             f"evicted the least recently used idle session ({self.evictions} evictions so far)",

@@ -35,7 +35,7 @@ class _Throttled:
             logger.warning("%s%s", message, f" ({held} more since the last report)" if held else "")
 
 
-_throttled = _Throttled()
+throttle = _Throttled()
 
 
 class _OneLineClientDisconnects(logging.Filter):
@@ -54,20 +54,20 @@ class _OneLineClientDisconnects(logging.Filter):
         record.args = (what,)
         record.exc_info = record.exc_text = record.stack_info = None
         record.levelno, record.levelname = logging.WARNING, "WARNING"
-        ok, held = _throttled.allow("disconnect")
+        ok, held = throttle.allow("disconnect")
         if ok and held:
             record.msg += f" ({held} more since the last report)"
         return ok
 
 
-def _quiet_client_disconnects() -> None:
+def quiet_client_disconnects() -> None:
     sdk = logging.getLogger("mcp.server.streamable_http")
     if not any(isinstance(f, _OneLineClientDisconnects) for f in sdk.filters):
         sdk.addFilter(_OneLineClientDisconnects())
 
 
-def _log_disconnect(scope: dict[str, Any]) -> None:
-    ok, held = _throttled.allow("disconnect")
+def log_disconnect(scope: dict[str, Any]) -> None:
+    ok, held = throttle.allow("disconnect")
     if ok:
         logger.warning(
             "client disconnected before its request was complete; dropped it (%s %s)%s",

@@ -45,10 +45,10 @@ import anyio
 
 from awm_core.models import ToolSpec
 from awm_envs.runtime.environment import Environment
-from awm_envs.serve.fastpath import _FastToolCalls
+from awm_envs.serve.fastpath import FastToolCalls
 from awm_envs.serve.limits import RateLimiter, SessionLimits
-from awm_envs.serve.logs import _quiet_client_disconnects
-from awm_envs.serve.router import _InstancePathRouter
+from awm_envs.serve.logs import quiet_client_disconnects
+from awm_envs.serve.router import InstancePathRouter
 from awm_envs.serve.server import build_server, serve_stdio
 from awm_envs.serve.sessions import DEFAULT_IDLE_TIMEOUT_S, InstanceDirectory
 
@@ -112,12 +112,12 @@ def build_http_app(
         getattr(server, "_session_manager", None), directory, cap, sdk_idle_timeout
     )
     rate = RateLimiter(rate_limit) if rate_limit > 0 else None
-    _quiet_client_disconnects()
+    quiet_client_disconnects()
     starlette_app.router.lifespan_context = _lifespan(
         starlette_app.router.lifespan_context, directory, limits, rate, idle_timeout
     )
-    fast = _FastToolCalls(server, directory, idle_timeout) if fast_path else None
-    router = _InstancePathRouter(starlette_app, "/mcp", directory, fast, limits, rate, token)
+    fast = FastToolCalls(server, directory, idle_timeout) if fast_path else None
+    router = InstancePathRouter(starlette_app, "/mcp", directory, fast, limits, rate, token)
     return router, directory
 
 

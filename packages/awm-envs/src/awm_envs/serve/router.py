@@ -15,10 +15,10 @@ from typing import Any
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from awm_envs.serve.fastpath import _FastToolCalls
+from awm_envs.serve.fastpath import FastToolCalls
 from awm_envs.serve.guard import MAX_BODY_BYTES, authorized, declared_length
-from awm_envs.serve.limits import _OPENING, RateLimiter, SessionLimits
-from awm_envs.serve.logs import _throttled
+from awm_envs.serve.limits import OPENING, RateLimiter, SessionLimits
+from awm_envs.serve.logs import throttle
 from awm_envs.serve.sessions import INSTANCE_SCOPE_KEY, InstanceDirectory
 
 
@@ -48,7 +48,7 @@ async def _send_error(
     await send({"type": "http.response.body", "body": body})
 
 
-class _InstancePathRouter:
+class InstancePathRouter:
     """ASGI wrapper in front of the SDK's app.
 
     ``/mcp/i/{id}`` is served as ``/mcp`` with the id remembered in the scope.
@@ -63,7 +63,7 @@ class _InstancePathRouter:
         app: Any,
         path: str,
         directory: InstanceDirectory | None = None,
-        fast: _FastToolCalls | None = None,
+        fast: FastToolCalls | None = None,
         limits: SessionLimits | None = None,
         rate: RateLimiter | None = None,
         token: str | None = None,
@@ -86,7 +86,7 @@ class _InstancePathRouter:
         except asyncio.CancelledError:
             # uvicorn cancels the requests still running when its graceful shutdown time is up
             # (an open stream, a call that never ends): one line, not a traceback per request
-            _throttled.warning(
+            throttle.warning(
                 "cancelled",
                 f"shutting down: cancelled a request still in flight ({scope['method']} {scope['path']})",
             )
@@ -158,17 +158,17 @@ class _InstancePathRouter:
             # a request that opens a session: make room (or refuse) before the SDK admits it
             if limits.full() and not limits.evict_idle():
                 limits.refusals += 1
-                _throttled.warning("refuse", limits.busy_message())
+                throttle.warning("refuse", limits.busy_message())
                 await _send_error(
                     send, 503, -32603, limits.busy_message(), headers=((b"retry-after", b"1"),)
                 )
                 return
             opening: list[str] = []
-            token = _OPENING.set(opening)
+            token = OPENING.set(opening)
             try:
                 await self._dispatch(scope, receive, send)
             finally:
-                _OPENING.reset(token)
+                OPENING.reset(token)
                 for opened in opening:
                     limits.end(opened)
         else:
@@ -193,7 +193,7 @@ class _InstancePathRouter:
             f"{self.rate.rate:g} requests/s per client address (--rate-limit). "
             f"Retry in {wait:.2f} s."
         )
-        _throttled.warning("rate", message)
+        throttle.warning("rate", message)
         retry = str(max(1, math.ceil(wait))).encode()
         await _send_error(send, 429, -32000, message, headers=((b"retry-after", retry),))
 
