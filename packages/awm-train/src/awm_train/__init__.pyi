@@ -1,0 +1,22 @@
+# The public names of awm_train, one line each: type checkers read them here, and
+# awm_core.lazy.attach reads them to import each on first use (see __init__.py).
+
+from .episode import TrainingEpisode as TrainingEpisode
+from .episode import TurnRow as TurnRow
+from .episode import run_training_episode as run_training_episode
+from .policy import TokenPolicy as TokenPolicy
+from .policy import TokenTurn as TokenTurn
+from .prepare import PreparedTask as PreparedTask
+from .prepare import prepare_dataset as prepare_dataset
+from .prepare import select_tasks as select_tasks
+from .prepare import split_by_environment as split_by_environment
+from .recipes import Recipe as Recipe
+from .recipes import list_recipes as list_recipes
+from .recipes import load_recipe as load_recipe
+from .tokens import GeneratedTokens as GeneratedTokens
+from .tokens import ScriptedGenerator as ScriptedGenerator
+from .tokens import TokenGenerator as TokenGenerator
+from .tokens import TransformersGenerator as TransformersGenerator
+from .tokens import reference_replies as reference_replies
+
+__version__: str
