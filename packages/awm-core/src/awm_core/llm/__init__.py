@@ -6,24 +6,6 @@ OpenAI-compatible endpoint) and ``local:smollm2`` (a real model on the CPU,
 from the ``local`` extra). :func:`awm_core.get_backend` builds one by name.
 """
 
-from awm_core.llm.base import (
-    BackendStats,
-    ChatResponse,
-    LLMBackend,
-    LLMConfigError,
-    LLMError,
-    LLMOutputError,
-    LLMRequestError,
-    LLMRetriesExhaustedError,
-)
+from awm_core.lazy import attach
 
-__all__ = [
-    "BackendStats",
-    "ChatResponse",
-    "LLMBackend",
-    "LLMConfigError",
-    "LLMError",
-    "LLMOutputError",
-    "LLMRequestError",
-    "LLMRetriesExhaustedError",
-]
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

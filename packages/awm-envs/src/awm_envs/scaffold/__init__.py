@@ -5,8 +5,6 @@ in ``template/`` and derives ``tools.json`` from the new app's routes, so the
 bundle passes ``awm envs validate`` as generated.
 """
 
-from __future__ import annotations
+from awm_core.lazy import attach
 
-from awm_envs.scaffold.init import ScaffoldError, init_bundle
-
-__all__ = ["ScaffoldError", "init_bundle"]
+__getattr__, __dir__, __all__ = attach(__name__, __file__)
