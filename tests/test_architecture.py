@@ -165,3 +165,21 @@ def test_the_layer_contracts_ignore_no_import() -> None:
     ignored = {c["name"]: c.get("ignore_imports") for c in config["contracts"]}
     ignored["(root)"] = config.get("ignore_imports")
     assert not any(ignored.values()), f"import-linter exceptions: {ignored}"
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    """A name another module needs is part of its module's interface: no leading underscore."""
+    import ast
+
+    private = []
+    for path in sorted(ROOT.glob("packages/*/src/**/*.py")):
+        if "catalog" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("awm_"):
+                private += [
+                    f"{path.relative_to(ROOT)}: {node.module}.{a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
+    assert not private, private

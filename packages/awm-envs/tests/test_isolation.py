@@ -68,7 +68,7 @@ def test_concurrent_instances_match_isolated_replays(library_env: Environment) -
             assert alone.snapshot_sync() == images[i], f"instance {i} ended in a different state"
 
 
-def _replay(env: Environment, seed: int) -> tuple[list[Any], bytes]:
+def replay_steps(env: Environment, seed: int) -> tuple[list[Any], bytes]:
     """What script ``seed`` gives on a fresh instance of its own: the serial truth."""
     with env.instance() as alone:
         out = []
@@ -102,7 +102,7 @@ def test_envpool_rollouts_with_reused_instances_match_serial_replays(
     results = asyncio.run(run())
     assert len({image for _, image in results}) > 10  # the rollouts really diverged
     for i, got in enumerate(results):
-        assert got == _replay(library_env, i), f"rollout {i} differs from its serial replay"
+        assert got == replay_steps(library_env, i), f"rollout {i} differs from its serial replay"
 
 
 def test_mcp_sessions_with_distinct_scripts_match_serial_replays(library_env: Environment) -> None:
@@ -124,7 +124,7 @@ def test_mcp_sessions_with_distinct_scripts_match_serial_replays(library_env: En
 
     over_mcp = asyncio.run(run())
     for i in range(n):
-        replay, _ = _replay(library_env, i)
+        replay, _ = replay_steps(library_env, i)
         assert [e for e, _, _ in over_mcp[i]] == [e for e, _, _ in replay], f"session {i}"
         for (is_error, structured, text), (_, _, content) in zip(over_mcp[i], replay, strict=True):
             if is_error:

@@ -27,7 +27,7 @@ class Tau2Benchmark:
         require_available(self)
         from awm_bench.tau2.cases import DOMAINS
         from awm_bench.tau2.episode import MESSAGE_SPEC
-        from awm_bench.tau2.run import _script, load_tasks
+        from awm_bench.tau2.run import load_tasks, oracle_script
         from awm_bench.tau2.upstream import attr
 
         registry = attr("tau2.registry", "registry")
@@ -38,7 +38,7 @@ class Tau2Benchmark:
             env = registry.get_env_constructor(domain)()
             tools = [t.openai_schema["function"] for t in env.get_tools()]
             tools.append(MESSAGE_SPEC.model_dump(mode="json"))
-            script, groups = _script(task, None)
+            script, groups = oracle_script(task, None)
             (folder / "task.json").write_text(task.model_dump_json(indent=1), encoding="utf-8")
             (folder / "tools.json").write_text(json.dumps(tools, indent=1), encoding="utf-8")
             oracle = {

@@ -44,7 +44,7 @@ def load_tasks(domains: tuple[str, ...], per_domain: int | None) -> list[tuple[s
     return out
 
 
-def _script(task: Any, corruption: str | None) -> tuple[list[Any], list[Any]]:
+def oracle_script(task: Any, corruption: str | None) -> tuple[list[Any], list[Any]]:
     criteria = task.evaluation_criteria
     actions = golden_actions([a.model_dump() for a in (criteria.actions or [])]) if criteria else []
     communicate = list(criteria.communicate_info or []) if criteria else []
@@ -111,7 +111,7 @@ def run_tau2(
             )
             todo = [(d, t, n) for d, t, n in keys if f"{d}/{t.id}#{n}" not in journal]
             for domain, task, trial in todo:
-                script, groups = _script(task, config.corruption)
+                script, groups = oracle_script(task, config.corruption)
                 oracle_agent.script, oracle_user.groups = script, groups
                 t0 = time.perf_counter()
                 if mode == "awm":

@@ -27,7 +27,7 @@ What is fingerprinted, for the app module's globals (names starting with
 ``functools.lru_cache``/``cache`` wrappers are left out on purpose: they are
 usually pure memoisation, and their entries are not data a tool wrote.
 
-:class:`_LeakCheck` is the check ``validate_environment`` runs around each task:
+:class:`LeakCheck` is the check ``validate_environment`` runs around each task:
 the fingerprint before and after, and the reference solution replayed on a
 second fresh instance, whose results must equal the first replay's.
 """
@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from awm_core.models import Task, ToolCallStep
-from awm_envs.validation.replay import _Replay, _replay, _RuntimeEnvironment
+from awm_envs.validation.replay import Replay, RuntimeEnvironment, replay_steps
 from awm_envs.validation.results import TaskValidation
 from awm_envs.validation.runner import VerifierRunner
 
@@ -282,7 +282,7 @@ def _brief(result: tuple[bool, str | None, Any]) -> str:
     return f"error {error_type or 'error'}: {text}" if is_error else text
 
 
-def _difference(steps: Sequence[ToolCallStep], first: _Replay, second: _Replay) -> str | None:
+def _difference(steps: Sequence[ToolCallStep], first: Replay, second: Replay) -> str | None:
     """How a replay of the same calls on a second fresh instance differs from the first, or None."""
     for i, (a, b) in enumerate(zip(first.results, second.results, strict=False)):
         if a != b:
@@ -292,7 +292,7 @@ def _difference(steps: Sequence[ToolCallStep], first: _Replay, second: _Replay) 
     return None
 
 
-class _LeakCheck:
+class LeakCheck:
     """Catch state the app keeps outside the database, which every in-process instance shares.
 
     Instances of one environment share the imported ``app.py``: a global dict,
@@ -303,10 +303,10 @@ class _LeakCheck:
     results and the final database must equal those of the first replay, as
     they would in a fresh process. That second replay usually costs one call:
     it doubles as the dropped-last-write trajectory (see
-    :func:`awm_envs.validation.taskcheck._validate_task`).
+    :func:`awm_envs.validation.taskcheck.validate_task_with_replay`).
     """
 
-    def __init__(self, env: _RuntimeEnvironment, run_verifier: VerifierRunner) -> None:
+    def __init__(self, env: RuntimeEnvironment, run_verifier: VerifierRunner) -> None:
         self.env = env
         self.run_verifier = run_verifier
         self.state = self._state()
@@ -323,13 +323,13 @@ class _LeakCheck:
             return None
 
     def after_task(
-        self, task: Task, validation: TaskValidation, ref: _Replay, second: _Replay | None
+        self, task: Task, validation: TaskValidation, ref: Replay, second: Replay | None
     ) -> None:
         steps = task.reference_solution or []
         detail = None
         if steps:
             if second is None:
-                second = _replay(self.env, steps)
+                second = replay_steps(self.env, steps)
             detail = _difference(steps, ref, second)
             if detail is not None and task.verifier:
                 detail += self._verdict_change(task, validation, second)
@@ -348,7 +348,7 @@ class _LeakCheck:
         elif detail is not None and not changed:
             self.unexplained.append((task.id, detail))
 
-    def _verdict_change(self, task: Task, validation: TaskValidation, second: _Replay) -> str:
+    def _verdict_change(self, task: Task, validation: TaskValidation, second: Replay) -> str:
         first = next((c for c in validation.checks if c.kind == "reference"), None)
         if first is None:
             return ""

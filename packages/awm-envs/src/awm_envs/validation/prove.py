@@ -3,7 +3,7 @@
 For each task without a reference solution, up to ``attempts`` episodes of any
 backend run on fresh instances. A trajectory is kept only when the task's
 verifier says *complete* and the usual checks then hold with it as the reference
-(:func:`awm_envs.validation.taskcheck._validate_task` with proof required: it
+(:func:`awm_envs.validation.taskcheck.validate_task_with_replay` with proof required: it
 replays cleanly, the initial state is not complete, and its corruptions — the
 last write dropped, a wrong or empty answer, doing nothing — are rejected). The
 kept trajectory's successful calls and final answer become ``reference_solution``
@@ -28,9 +28,9 @@ from typing import Any
 from awm_core.episode import CALL_TOOL, EpisodeSettings, Policy, run_episode
 from awm_core.llm.base import LLMBackend
 from awm_core.models import Task, ToolCallStep, Trajectory, complexity_for_calls
-from awm_envs.validation.replay import _open_environment, _RuntimeEnvironment
+from awm_envs.validation.replay import RuntimeEnvironment, open_environment
 from awm_envs.validation.runner import VerifierRunner
-from awm_envs.validation.taskcheck import _validate_task
+from awm_envs.validation.taskcheck import validate_task_with_replay
 from awm_envs.verifiers.pool import VerifierPool
 
 PROVEN_TAG = "proven-by-agent"
@@ -138,7 +138,7 @@ def _write_reference(bundle: Path, task: Task) -> None:
 
 
 async def _attempt(
-    env: _RuntimeEnvironment,
+    env: RuntimeEnvironment,
     raw_env: Any,
     task: Task,
     backend: LLMBackend,
@@ -185,7 +185,7 @@ async def _attempt(
         }
     )
     check, _, _ = await asyncio.to_thread(
-        _validate_task, env_id_of(raw_env), env, candidate, runner, False, True
+        validate_task_with_replay, env_id_of(raw_env), env, candidate, runner, False, True
     )
     if not check.proven:
         why = "; ".join(check.problems) or ", ".join(c.kind for c in check.checks if not c.ok)
@@ -215,7 +215,7 @@ async def prove_environment(
     None runs them in this process. ``progress(task_id, attempt)`` is called after each
     attempt. The report is saved after every attempt.
     """
-    env = _open_environment(bundle)
+    env = open_environment(bundle)
     runner = VerifierRunner.for_bundle(bundle, env.verifier_source, verifier_pool)
     raw_env = env._env
     report_path = report_path or default_report_path(bundle)

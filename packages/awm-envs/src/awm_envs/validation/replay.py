@@ -13,7 +13,7 @@ from awm_core.models import Task, ToolCallStep
 from awm_core.session import SyncInstance
 
 
-class _RuntimeEnvironment:
+class RuntimeEnvironment:
     """An environment loaded by the awm-envs runtime, exactly as agents and trainers see it."""
 
     def __init__(self, env: Any) -> None:
@@ -29,38 +29,38 @@ class _RuntimeEnvironment:
         return inst
 
 
-def _open_environment(env_dir: Path) -> _RuntimeEnvironment:
+def open_environment(env_dir: Path) -> RuntimeEnvironment:
     from awm_envs.pool.preflight import check_bundle
     from awm_envs.runtime.environment import load_environment
 
     # app.py is loaded in a throwaway sandbox first (bundles outside the shipped catalog):
     # an os._exit or a hang at import is a clear problem, not a dead or stuck validator
     check_bundle(env_dir)
-    return _RuntimeEnvironment(load_environment(env_dir))
+    return RuntimeEnvironment(load_environment(env_dir))
 
 
 @dataclass
-class _Replay:
+class Replay:
     initial: bytes
     final: bytes
     tool_errors: list[str]
     # (is_error, error_type, content) per step: compared by the cross-instance leak check
     results: list[tuple[bool, str | None, Any]] = field(default_factory=list)
-    # the database before step ``middle_step`` (see ``snapshot_before`` of :func:`_replay`)
+    # the database before step ``middle_step`` (see ``snapshot_before`` of :func:`replay_steps`)
     middle: bytes | None = None
     middle_step: int | None = None
 
-    def prefix(self) -> _Replay:
+    def prefix(self) -> Replay:
         """The replay of the steps before ``middle_step`` alone (same calls, same instance state)."""
         assert self.middle is not None and self.middle_step is not None
         results = self.results[: self.middle_step]
         errors = self.tool_errors[: sum(1 for r in results if r[0])]  # in step order
-        return _Replay(self.initial, self.middle, errors, results)
+        return Replay(self.initial, self.middle, errors, results)
 
 
-def _replay(
-    env: _RuntimeEnvironment, steps: Sequence[ToolCallStep], snapshot_before: int | None = None
-) -> _Replay:
+def replay_steps(
+    env: RuntimeEnvironment, steps: Sequence[ToolCallStep], snapshot_before: int | None = None
+) -> Replay:
     inst = env.instance()
     try:
         initial = inst.snapshot_sync()
@@ -81,12 +81,12 @@ def _replay(
                 errors.append(
                     f"step {i} {step.tool}: {result.error_type or 'error'}: {content[:300]}"
                 )
-        return _Replay(initial, inst.snapshot_sync(), errors, results, middle, snapshot_before)
+        return Replay(initial, inst.snapshot_sync(), errors, results, middle, snapshot_before)
     finally:
         inst.close_sync()
 
 
-def _without_last_write(
+def without_last_write(
     steps: Sequence[ToolCallStep], write_tools: set[str]
 ) -> list[ToolCallStep] | None:
     for i in range(len(steps) - 1, -1, -1):

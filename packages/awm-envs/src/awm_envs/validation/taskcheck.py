@@ -8,7 +8,7 @@ trajectory behind them is replayed on a fresh instance
 from __future__ import annotations
 
 from awm_core.models import Task, complexity_for_calls
-from awm_envs.validation.replay import _Replay, _replay, _RuntimeEnvironment, _without_last_write
+from awm_envs.validation.replay import Replay, RuntimeEnvironment, replay_steps, without_last_write
 from awm_envs.validation.results import TaskValidation, TrajectoryCheck
 from awm_envs.validation.runner import VerifierRunner
 
@@ -21,7 +21,7 @@ def _check(
     task: Task,
     kind: str,
     description: str,
-    replay: _Replay,
+    replay: Replay,
     final_answer: str | None,
     expected_complete: bool,
 ) -> TrajectoryCheck:
@@ -40,12 +40,12 @@ def _check(
 
 def validate_task(
     env_id: str,
-    env: _RuntimeEnvironment,
+    env: RuntimeEnvironment,
     task: Task,
     run_verifier: VerifierRunner,
 ) -> TaskValidation:
     """Validate one task against a loaded environment and its bundle's verifiers."""
-    return _validate_task(env_id, env, task, run_verifier)[0]
+    return validate_task_with_replay(env_id, env, task, run_verifier)[0]
 
 
 def _task_problems(task: Task) -> tuple[list[str], bool]:
@@ -67,24 +67,24 @@ def _task_problems(task: Task) -> tuple[list[str], bool]:
 
 
 def _dropped_last_write(
-    env: _RuntimeEnvironment,
+    env: RuntimeEnvironment,
     task: Task,
     run_verifier: VerifierRunner,
     second_replay: bool,
-) -> tuple[TrajectoryCheck | None, _Replay | None]:
+) -> tuple[TrajectoryCheck | None, Replay | None]:
     """The reference solution without its last write, judged; and the second full replay, when
     it was made (the dropped trajectory is its prefix when the last write is the last step)."""
     steps = task.reference_solution or []
-    dropped = _without_last_write(steps, env.write_tools)
+    dropped = without_last_write(steps, env.write_tools)
     if dropped is None:
         return None, None
     writes = [s for s in steps if s.tool in env.write_tools]
-    second: _Replay | None = None
+    second: Replay | None = None
     if second_replay and steps[-1].tool in env.write_tools:
-        second = _replay(env, steps, snapshot_before=len(steps) - 1)
+        second = replay_steps(env, steps, snapshot_before=len(steps) - 1)
         dropped_replay = second.prefix()
     else:
-        dropped_replay = _replay(env, dropped)
+        dropped_replay = replay_steps(env, dropped)
     check = _check(
         run_verifier,
         task,
@@ -98,11 +98,11 @@ def _dropped_last_write(
 
 
 def _wrong_claims(
-    env: _RuntimeEnvironment,
+    env: RuntimeEnvironment,
     task: Task,
     run_verifier: VerifierRunner,
-    untouched: _Replay,
-    ref: _Replay,
+    untouched: Replay,
+    ref: Replay,
 ) -> list[TrajectoryCheck]:
     """Wrong final answers (answer-judged tasks) or "did nothing, claimed success" (write tasks),
     then the task's hand-written negative examples."""
@@ -141,7 +141,7 @@ def _wrong_claims(
                 task,
                 "negative_example",
                 neg.description or f"negative example {i}",
-                _replay(env, neg.solution),
+                replay_steps(env, neg.solution),
                 neg.final_answer,
                 False,
             )
@@ -151,17 +151,17 @@ def _wrong_claims(
 
 def _validate_unproven(
     env_id: str,
-    env: _RuntimeEnvironment,
+    env: RuntimeEnvironment,
     task: Task,
     run_verifier: VerifierRunner,
-) -> tuple[TaskValidation, _Replay, None]:
+) -> tuple[TaskValidation, Replay, None]:
     """A task without a reference solution: the checks that need none.
 
     Its verifier must name a function that runs cleanly, and the untouched initial
     state must not already be complete (catches pre-solved tasks in the release).
     """
     problems = [] if task.verifier else ["task names no verifier"]
-    untouched = _replay(env, [])
+    untouched = replay_steps(env, [])
     initial = _check(
         run_verifier, task, "initial", "untouched initial database", untouched, None, False
     )
@@ -186,14 +186,14 @@ def _validate_unproven(
     return validation, untouched, None
 
 
-def _validate_task(
+def validate_task_with_replay(
     env_id: str,
-    env: _RuntimeEnvironment,
+    env: RuntimeEnvironment,
     task: Task,
     run_verifier: VerifierRunner,
     second_replay: bool = False,
     require_proof: bool = True,
-) -> tuple[TaskValidation, _Replay, _Replay | None]:
+) -> tuple[TaskValidation, Replay, Replay | None]:
     """:func:`validate_task`, also returning the reference replay and, with ``second_replay``,
     a second replay of the whole reference solution on another fresh instance (for the leak
     check) when it comes almost free: when the last write is the last step, the dropped-write
@@ -208,14 +208,14 @@ def _validate_task(
     checks: list[TrajectoryCheck] = []
 
     # (a) the untouched initial state is not already complete
-    untouched = _replay(env, [])
+    untouched = replay_steps(env, [])
     initial = _check(
         run_verifier, task, "initial", "untouched initial database", untouched, None, False
     )
     checks.append(initial)
 
     # (b) the reference solution solves it
-    ref = _replay(env, steps)
+    ref = replay_steps(env, steps)
     reference = _check(
         run_verifier,
         task,

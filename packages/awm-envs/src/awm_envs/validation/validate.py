@@ -30,11 +30,11 @@ from pathlib import Path
 from awm_core.models import EnvironmentManifest
 from awm_envs.bundle.sources import CATALOG_DIR
 from awm_envs.errors import BundleError
-from awm_envs.validation.leakcheck import LEAK_PHRASE, _LeakCheck
-from awm_envs.validation.replay import _open_environment
+from awm_envs.validation.leakcheck import LEAK_PHRASE, LeakCheck
+from awm_envs.validation.replay import open_environment
 from awm_envs.validation.results import EnvValidation, TaskValidation
 from awm_envs.validation.runner import VerifierRunner
-from awm_envs.validation.taskcheck import _validate_task
+from awm_envs.validation.taskcheck import validate_task_with_replay
 from awm_envs.verifiers.pool import VerifierPool
 from awm_envs.verifiers.trusted import VerifierLoadError
 
@@ -112,7 +112,7 @@ def validate_environment(
     here (only for bundles you trust). ``verifier_pool`` is the sandbox to run them in
     (every bundle's, then); by default this call starts one when it needs it.
     ``check_leaks`` also fails an app whose tools keep state outside the
-    database, shared by every instance in a process (see :class:`_LeakCheck`);
+    database, shared by every instance in a process (see :class:`LeakCheck`);
     the problem says "module-level state leaks between instances".
     ``require_proof`` fails tasks without a reference solution; by default they get the
     checks that need none and are reported ``unproven`` (see :class:`TaskValidation`).
@@ -137,7 +137,7 @@ def _validate_environment(
     try:
         manifest = EnvironmentManifest.model_validate_json((env_dir / "manifest.json").read_bytes())
         result.env_id = manifest.id
-        environment = _open_environment(env_dir)
+        environment = open_environment(env_dir)
         tasks = environment.tasks
         run_verifier = VerifierRunner.for_bundle(env_dir, environment.verifier_source, pool)
     except (VerifierLoadError, OSError, ValueError) as exc:
@@ -152,11 +152,11 @@ def _validate_environment(
     if not tasks:
         result.problems.append("the bundle has no tasks (tasks.json is missing or empty)")
     wanted = set(task_ids) if task_ids is not None else None
-    leaks = _LeakCheck(environment, run_verifier) if check_leaks else None
+    leaks = LeakCheck(environment, run_verifier) if check_leaks else None
     for task in tasks:
         if wanted is not None and task.id not in wanted:
             continue
-        validation, ref, second = _validate_task(
+        validation, ref, second = validate_task_with_replay(
             result.env_id,
             environment,
             task,

@@ -34,15 +34,15 @@ import types
 from typing import Any
 
 from awm_envs.verifiers.policy import (
-    _PROXIES,
     ALLOWED_IMPORTS,
+    PROXIES,
     SAFE_BUILTINS,
     STATE,
     CpuLimitExceeded,
     ForbiddenImportError,
-    _audit,
-    _harden,
-    _on_cpu_signal,
+    audit_hook,
+    harden,
+    on_cpu_signal,
 )
 
 # --------------------------------------------------------------------------- job execution
@@ -120,7 +120,7 @@ def _arguments(
             conn = sqlite3.connect(":memory:")
             if image:
                 conn.deserialize(image)
-            conns.append(_harden(conn))
+            conns.append(harden(conn))
         args = list(conns)
     else:
         args = list(job["paths"])
@@ -227,7 +227,7 @@ def _warm_up() -> None:
     """Import every allowed module and trigger their lazy imports before the policy starts."""
     import datetime
 
-    for name in ALLOWED_IMPORTS - set(_PROXIES):
+    for name in ALLOWED_IMPORTS - set(PROXIES):
         __import__(name)
     datetime.datetime.strptime("2024-01-02 03:04:05", "%Y-%m-%d %H:%M:%S")
     datetime.datetime.fromisoformat("2024-01-02T03:04:05")
@@ -252,9 +252,9 @@ def sandbox_prepare() -> None:
     global _prepared
     _prepared = True
     _warm_up()
-    signal.signal(signal.SIGPROF, _on_cpu_signal)
-    signal.signal(signal.SIGXCPU, _on_cpu_signal)
-    sys.addaudithook(_audit)
+    signal.signal(signal.SIGPROF, on_cpu_signal)
+    signal.signal(signal.SIGXCPU, on_cpu_signal)
+    sys.addaudithook(audit_hook)
 
 
 _WARMUP_SOURCE = """

@@ -304,7 +304,7 @@ def _db_path_from(database: str) -> str | None:
     return os.path.abspath(database)
 
 
-def _audit(event: str, args: tuple[Any, ...]) -> None:
+def audit_hook(event: str, args: tuple[Any, ...]) -> None:
     if not STATE.active or STATE.in_hook:
         return
     STATE.in_hook = True
@@ -377,7 +377,7 @@ def _progress() -> int:
     return 0
 
 
-def _harden(conn: sqlite3.Connection) -> sqlite3.Connection:
+def harden(conn: sqlite3.Connection) -> sqlite3.Connection:
     conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     conn.set_authorizer(None)
     conn.execute("PRAGMA query_only = ON")
@@ -409,7 +409,7 @@ def _readonly_connect(database: Any, *args: Any, **kwargs: Any) -> sqlite3.Conne
         conn.set_authorizer(_scratch_authorizer)
         conn.set_progress_handler(_progress, 5000)
         return conn
-    return _harden(conn)
+    return harden(conn)
 
 
 def _module_proxy(name: str, source: types.ModuleType, **overrides: Any) -> types.ModuleType:
@@ -422,7 +422,7 @@ def _module_proxy(name: str, source: types.ModuleType, **overrides: Any) -> type
 SQLITE_PROXY = _module_proxy("sqlite3", sqlite3, connect=_readonly_connect)
 OS_PROXY = types.ModuleType("os", "os for verifiers: only os.path and os.sep")
 OS_PROXY.__dict__.update(path=os.path, sep=os.sep)
-_PROXIES = {"sqlite3": SQLITE_PROXY, "os": OS_PROXY}
+PROXIES = {"sqlite3": SQLITE_PROXY, "os": OS_PROXY}
 _real_import = builtins.__import__
 
 
@@ -441,10 +441,10 @@ def _restricted_import(
             f"verifier sandbox: import of {name!r} is not allowed{why}; verifiers may import "
             f"only: {', '.join(sorted(ALLOWED_IMPORTS))}"
         )
-    if top in _PROXIES:
+    if top in PROXIES:
         if top == "os" and name not in ("os", "os.path"):
             raise ForbiddenImportError(f"verifier sandbox: only os.path is available, not {name!r}")
-        return _PROXIES[top]
+        return PROXIES[top]
     return _real_import(name, globals, locals, fromlist, level)
 
 
@@ -452,7 +452,7 @@ SAFE_BUILTINS = {k: v for k, v in vars(builtins).items() if k not in _REMOVED_BU
 SAFE_BUILTINS["__import__"] = _restricted_import
 
 
-def _on_cpu_signal(signum: int, frame: Any) -> None:
+def on_cpu_signal(signum: int, frame: Any) -> None:
     STATE.cpu_exceeded = True
     if STATE.active:
         raise CpuLimitExceeded()
