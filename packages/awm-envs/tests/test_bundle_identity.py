@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from awm_envs import CATALOG_DIR, load_bundle, load_environment
+from awm_envs import CATALOG_DIR, Environment, load_bundle, load_environment
 from awm_envs.bundle import identity
 from awm_envs.hub.record import build_record
 from awm_envs.pool.shipping import PackedBundles, ShippedBundle
@@ -46,8 +46,11 @@ def test_the_digest_is_the_hub_records_digest(bank: Path) -> None:
 def test_the_bundle_and_the_environment_expose_the_same_digest() -> None:
     env = load_environment("bank")
     assert env.digest == identity.digest(CATALOG_DIR / "bank")
-    assert not env.loaded  # the digest reads files; it does not import app.py
     assert load_bundle(CATALOG_DIR / "bank").digest == env.digest
+    # a fresh one (load_environment's is shared and another test may have imported its app)
+    fresh = Environment(path=CATALOG_DIR / "bank")
+    assert fresh.digest == env.digest
+    assert not fresh.loaded  # the digest reads files; it does not import app.py
 
 
 def test_every_shipped_validation_record_matches_its_bundle() -> None:
