@@ -292,6 +292,31 @@ def test_catalog_tools_json_matches_the_routes() -> None:
         )
 
 
+def test_tool_specs_are_the_same_bytes_under_any_hash_seed() -> None:
+    """tools.json is part of a bundle's digest: deriving it twice must give the same file."""
+    code = (
+        "import json, sys\n"
+        "from awm_envs import CATALOG_DIR, catalog_env_ids, derive_tool_specs\n"
+        "from awm_envs.bundle.loader import import_app\n"
+        "for env_id in catalog_env_ids():\n"
+        "    app = import_app(CATALOG_DIR / env_id, env_id).app\n"
+        "    specs = [t.model_dump(mode='json') for t in derive_tool_specs(app)]\n"
+        "    sys.stdout.write(json.dumps(specs, indent=2))\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=300,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(outputs) == 1 and "$defs" in next(iter(outputs))
+
+
 # --------------------------------------------------------------------------- 10: shipped status
 
 

@@ -67,7 +67,9 @@ def _self_contained(schema: dict[str, Any], components: dict[str, Any]) -> dict[
         pending.extend(more - set(defs))
     out: dict[str, Any] = _rewrite_refs(copy.deepcopy(schema))
     if defs:
-        out["$defs"] = _rewrite_refs(copy.deepcopy(defs))
+        # by name: the walk above visits a set, whose order changes with the hash seed, and a
+        # tools.json that changed bytes on every regeneration would change the bundle's digest
+        out["$defs"] = _rewrite_refs(copy.deepcopy(dict(sorted(defs.items()))))
     return out
 
 
