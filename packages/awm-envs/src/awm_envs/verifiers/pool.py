@@ -73,14 +73,12 @@ class VerifierPool:
         size: int = 2,
         *,
         limits: Limits | None = None,
-        max_jobs_per_worker: int | None = None,
         debug: bool = False,
         tmp_dir: str | os.PathLike[str] | None = None,
         require_isolation: bool | None = None,
     ) -> None:
         if size < 1:
             raise ValueError("a VerifierPool needs at least one worker")
-        del max_jobs_per_worker  # accepted for compatibility: every job is a fresh process now
         self.size = size
         self.limits = limits or VERIFIER_LIMITS
         self.debug = debug
