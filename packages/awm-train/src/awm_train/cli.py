@@ -145,13 +145,26 @@ def prepare_command(
     help="A folder written by `awm train prepare` (train.parquet, val.parquet).",
 )
 @click.option("--model", help="Model path or hub id (default: the recipe's).")
-@click.option("--dry-run", is_flag=True, help="Print the verl command instead of running it.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Write the run's agent-loop file and print the verl command instead of running it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="With --dry-run: the command as a JSON list.")
 @click.pass_context
 def run_command(
     ctx: click.Context, recipe: str, data: Path, model: str | None, dry_run: bool, as_json: bool
 ) -> None:
-    """Run verl's main_ppo with RECIPE's overrides (`paper`, `cpu-smoke`, or a YAML path); extra args are overrides."""
+    """Run verl's main_ppo with RECIPE's overrides (`paper`, `cpu-smoke`, or a YAML path); extra args are overrides.
+
+    The run folder is trainer.default_local_dir (made absolute; `checkpoints/RECIPE`
+    when unset): verl saves its checkpoints there, and this command first writes
+    the run's agent-loop config there as agent_loop.yaml (the shipped awm_agent
+    entry with the recipe's `agent_loop:` settings over it) and points verl's
+    agent_loop_config_path at it, unless an extra override names another file.
+    An LLM judge (code+llm, llm) without AWM_JUDGE_MODEL set stops the run
+    before verl starts (a warning with --dry-run).
+    """
     import importlib.util
     import os
 
@@ -160,7 +173,19 @@ def run_command(
     chosen = load_recipe(recipe)
     if not (model or chosen.model):
         raise click.UsageError(f"recipe {chosen.name!r} names no model: pass --model PATH")
-    command = chosen.command(data, model=model, extra=list(ctx.args))
+    extra = list(ctx.args)
+    run_dir = chosen.run_dir(extra)
+    loop_file = None
+    if not chosen.uses_own_agent_loop_file(extra):
+        problem = chosen.missing_judge_model()
+        if problem and not dry_run:
+            raise click.ClickException(problem)
+        if problem:
+            click.echo(f"warning: {problem}", err=True)
+        loop_file = chosen.write_agent_loop(run_dir)
+    command = chosen.command(
+        data, model=model, extra=extra, agent_loop_path=loop_file, run_dir=run_dir
+    )
     env = {k: os.environ.get(k, v) for k, v in chosen.env.items()}
     if dry_run:
         prefix = [f"{k}={v}" for k, v in env.items()]
