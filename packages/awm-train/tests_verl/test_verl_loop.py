@@ -183,3 +183,200 @@ def test_a_grpo_group_of_awm_trajectories_through_verl_s_advantage_code(tokenize
     solved = {per_session[f"{uid}_{s}"].pop() for s in (0, 2)}
     failed = {per_session[f"{uid}_{s}"].pop() for s in (1, 3)}
     assert len(solved) == len(failed) == 1 and solved.pop() > 0 > failed.pop()
+
+
+# --- robustness: the trainer that drives the loop, and a trajectory with no turn -------------
+
+
+def test_the_legacy_trainer_is_refused_before_verl_fails_on_the_rows(tokenizer: Any) -> None:
+    """verl's legacy worker reads ``output.extra_fields`` of one output; the loop returns a list."""
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+
+    from awm_train.verl_loop import LegacyTrainerError
+
+    config = _config()
+    replies = _reference_replies("cart_coupon_checkout")
+    loop, _ = _loop(config, tokenizer, _Scripted(tokenizer, list(replies)))
+    outputs = asyncio.run(
+        loop.run({}, extra_info={"env_id": "shop", "task_id": "cart_coupon_checkout"})
+    )
+    legacy = object.__new__(AgentLoopWorker)  # its post-processing, as the legacy trainer runs it
+    with pytest.raises(AttributeError, match="extra_fields"):
+        asyncio.run(legacy._agent_loop_postprocess(outputs, False, raw_prompt=[]))
+
+    config = OmegaConf.merge(_config(), {"trainer": {"use_v1": False}})
+    with pytest.raises(Exception) as info:  # hydra wraps what the constructor raises
+        _loop(config, tokenizer, _Scripted(tokenizer, []))
+    chain = [info.value, info.value.__cause__]
+    assert any(isinstance(e, LegacyTrainerError) for e in chain), chain
+    assert "trainer.use_v1=true" in str(info.value)
+    _loop(
+        OmegaConf.merge(_config(), {"trainer": {"use_v1": True}}),
+        tokenizer,
+        _Scripted(tokenizer, []),
+    )
+
+
+class _ServerGone:
+    """A rollout server that fails every request: the model never produces a turn."""
+
+    async def generate(
+        self, prompt_ids: list[int], *, max_new_tokens: int, temperature: float
+    ) -> GeneratedTokens:
+        raise RuntimeError("the rollout server went away")
+
+
+class _FakeStore:
+    """TransferQueue's two calls this path makes, on a dict: the storage edge of verl's V1 step."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.tags: dict[str, dict[str, Any]] = {}
+
+    async def async_kv_batch_put(
+        self, keys: list[str], fields: Any, tags: list[dict], **_: Any
+    ) -> None:
+        for i, (key, tag) in enumerate(zip(keys, tags, strict=True)):
+            self.rows[key] = {k: fields[k][i] for k in fields.keys()}  # noqa: SIM118
+            self.tags[key] = tag
+
+    def kv_batch_get(self, keys: list[str], partition_id: str, select_fields: list[str]) -> Any:
+        from verl.utils.tensordict_utils import list_of_dict_to_tensordict
+
+        present = [f for f in select_fields if all(f in self.rows[k] for k in keys)]
+        return list_of_dict_to_tensordict([{f: self.rows[k][f] for f in present} for k in keys])
+
+
+def _v1_store_and_metrics(
+    monkeypatch: pytest.MonkeyPatch, tokenizer: Any, trajectories: list[list[Any]], step: int
+) -> dict[str, Any]:
+    """Store trajectories with verl's V1 post-processing, then run verl's V1 step metrics on them."""
+    from transfer_queue import KVBatchMeta
+    from verl.trainer.ppo.v1 import agent_loop_tq, trainer_base
+    from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync  # the awm recipes' trainer_mode
+
+    store = _FakeStore()
+    monkeypatch.setattr(agent_loop_tq.tq, "async_kv_batch_put", store.async_kv_batch_put)
+    monkeypatch.setattr(trainer_base.tq, "kv_batch_get", store.kv_batch_get)
+    worker_class = agent_loop_tq.AgentLoopWorkerTQ.__ray_metadata__.modified_class  # @ray.remote
+    worker = object.__new__(worker_class)
+    worker.reward_loop_worker_handles, worker.processor = None, None
+    worker.distillation_enabled, worker.tokenizer = False, tokenizer
+    for session, outputs in enumerate(trajectories):
+        asyncio.run(
+            worker._agent_loop_postprocess(
+                outputs, False, uid="promptA", session_id=session, global_steps=step
+            )
+        )
+    for row in store.rows.values():  # what verl's advantage step adds before the metrics
+        row["advantages"] = torch.zeros_like(row["response_mask"], dtype=torch.float32)
+        row["returns"] = torch.zeros_like(row["response_mask"], dtype=torch.float32)
+    trainer = object.__new__(PPOTrainerSync)
+    trainer.config = OmegaConf.create({"actor_rollout_ref": {"rollout": {}, "model": {}}})
+    trainer.use_critic = False
+    trainer._rollout_moe_lb_metrics_accumulator = None
+    monkeypatch.setattr(trainer, "_get_n_gpus_for_throughput", lambda: 1, raising=False)
+    keys = list(store.rows)
+    batch = KVBatchMeta(keys=keys, tags=[store.tags[k] for k in keys], partition_id="train")
+    metrics: dict[str, Any] = {}
+    trainer._compute_metrics(batch, metrics, {"step": 1.0, "gen": 0.5}, global_steps=step, epoch=0)
+    return metrics
+
+
+def test_a_trajectory_without_a_turn_is_a_row_verl_s_v1_step_can_log(
+    tokenizer: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task_id = "cart_coupon_checkout"
+    extra = {"env_id": "shop", "task_id": task_id}
+    step = 3  # sampled for step 3: generated by weights version 2
+    solved, _ = _loop(_config(), tokenizer, _Scripted(tokenizer, _reference_replies(task_id)))
+    rows = asyncio.run(solved.run({"logprobs": True}, extra_info=extra, global_steps=step))
+    broken, _ = _loop(_config(), tokenizer, _ServerGone())
+    no_turn = asyncio.run(broken.run({"logprobs": True}, extra_info=extra, global_steps=step))
+    assert len(no_turn) == 1 and no_turn[0].response_mask == [0]  # trains nothing
+    row = no_turn[0]
+    assert row.reward_score == 0.0 and row.extra_fields["reward_extra_info"]["env_errors"] == 1.0
+    assert set(row.extra_fields["reward_extra_info"]) <= set(
+        rows[0].extra_fields["reward_extra_info"]
+    )
+    assert (row.extra_fields["min_global_steps"], row.extra_fields["max_global_steps"]) == (2, 2)
+    assert row.response_logprobs == [0.0]  # the same stored fields as the other rows
+
+    # the row as it was before (no version tags): verl's step metrics crash on it
+    untagged = row.model_copy(
+        update={
+            "extra_fields": {k: v for k, v in row.extra_fields.items() if "global_steps" not in k}
+        }
+    )
+    with pytest.raises(TypeError, match="NoneType"):
+        _v1_store_and_metrics(monkeypatch, tokenizer, [rows, [untagged]], step)
+
+    metrics = _v1_store_and_metrics(monkeypatch, tokenizer, [rows, no_turn], step)
+    # the no-turn row is on-policy (version 2 at step 3); the scripted client always says 0
+    assert metrics["training/off_policy/trajectory_staleness/min"] == 0
+    assert metrics["training/off_policy/trajectory_staleness/max"] == step - 1
+    assert metrics["training/num_turns/min"] == 1
+
+
+# --- the loop's own settings in the agent-loop YAML: checks and system prompt ----------------
+
+
+def _yaml_config(tmp_path: Path, **settings: Any) -> Any:
+    """A copy of awm's agent-loop YAML with ``settings`` added, as a user points verl at it."""
+    entries = OmegaConf.load(RECIPE)
+    for entry in entries:
+        if entry.name == "awm_agent":
+            for key, value in settings.items():
+                entry[key] = value
+    path = tmp_path / "agent_loop.yaml"
+    OmegaConf.save(entries, path)
+    config = _config()
+    config.actor_rollout_ref.rollout.agent.agent_loop_config_path = str(path)
+    return config
+
+
+def test_checks_and_the_system_prompt_come_from_the_yaml(tokenizer: Any, tmp_path: Path) -> None:
+    import re
+
+    task_id = "cart_coupon_checkout"
+    extra = {"env_id": "shop", "task_id": task_id}
+    plain = [
+        re.sub(r"<think>.*?</think>\s*", "", r, flags=re.S) for r in _reference_replies(task_id)
+    ]
+    assert all("<think>" not in r for r in plain)
+
+    paper, _ = _loop(_config(), tokenizer, _Scripted(tokenizer, list(plain)))
+    refused = asyncio.run(paper.run({}, extra_info=extra))
+    assert {o.reward_score for o in refused} == {-1.0}  # the paper's checks require reasoning
+
+    prompt = "You operate a shop's back office through its tools. Be brief."
+    config = _yaml_config(tmp_path, checks={"require_reasoning": False}, system_prompt=prompt)
+    lenient, _ = _loop(config, tokenizer, _Scripted(tokenizer, list(plain)))
+    assert lenient.settings.checks.require_reasoning is False
+    assert lenient.settings.checks.fail_on_tool_error is True  # the other paper checks stay
+    outputs = asyncio.run(lenient.run({}, extra_info=extra))
+    assert len(outputs) == len(plain) and {o.reward_score for o in outputs} == {1.0}
+    first = tokenizer.decode(outputs[0].prompt_ids)
+    assert prompt in first and "Think step by step" not in first
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"checks": {"require_reasonning": False}}, "unknown check(s) require_reasonning"),
+        ({"checks": {"known_tools": "no"}}, "known_tools must be true or false"),
+        ({"system_prompt": " "}, "system_prompt must be a non-empty string"),
+    ],
+)
+def test_a_wrong_loop_setting_is_a_clear_error(
+    tokenizer: Any, tmp_path: Path, settings: dict[str, Any], message: str
+) -> None:
+    from awm_train.verl_loop import AgentLoopConfigError
+
+    with pytest.raises(Exception) as info:  # hydra wraps what the constructor raises
+        _loop(_yaml_config(tmp_path, **settings), tokenizer, _Scripted(tokenizer, []))
+    chain = [info.value, info.value.__cause__]
+    assert any(isinstance(e, AgentLoopConfigError) for e in chain), chain
+    assert message in str(info.value)
+    if "unknown" in message:
+        assert "require_reasoning" in str(info.value)  # the valid names are listed

@@ -37,11 +37,12 @@ def _csv(value: str | None) -> list[str]:
 @click.option(
     "--val-fraction",
     type=click.FloatRange(0.0, 0.9),
-    default=0.0,
+    default=0.1,
     show_default=True,
-    help="Hold out this share of environments (chosen by a seeded hash of their ids).",
+    help="Hold out this share of environments (chosen by a seeded hash of their ids); "
+    "with a single environment, this share of its tasks.",
 )
-@click.option("--seed", default="awm", show_default=True, help="Seed of the environment split.")
+@click.option("--seed", default="awm", show_default=True, help="Seed of the split.")
 @click.option(
     "--complexity",
     help=f"Only these complexity buckets, comma-separated ({', '.join(c.value for c in Complexity)}).",
@@ -70,12 +71,18 @@ def prepare_command(
     manifest_path: Path | None,
     as_json: bool,
 ) -> None:
-    """Write verl parquet files (one row per task) with splits by environment and a manifest."""
+    """Write verl parquet files (one row per task) with splits by environment and a manifest.
+
+    Both splits must be non-empty (verl loads both): with several environments a
+    share of environments is held out, with one a share of its tasks. Warns when
+    the training split is smaller than one batch of the paper recipe.
+    """
     from awm_envs import catalog_env_ids
     from awm_train.prepare import (
+        paper_batch_size,
         prepare_dataset,
         select_tasks,
-        split_by_environment,
+        split_tasks,
         splits_from_manifest,
     )
 
@@ -111,7 +118,7 @@ def prepare_command(
             tasks = select_tasks(
                 refs, proven_only=not include_unproven, complexities=buckets or None, on_env=on_env
             )
-        splits = split_by_environment(
+        splits, split_by = split_tasks(
             tasks, val_envs=val_envs, val_fraction=val_fraction, seed=seed
         )
         filters = {
@@ -120,10 +127,28 @@ def prepare_command(
             "val_envs": sorted(val_envs),
             "val_fraction": val_fraction,
             "seed": seed,
+            "split": split_by,
         }
     manifest = prepare_dataset(splits, out, filters=filters)
+    batch = paper_batch_size()
+    train_tasks = manifest["counts"]["train"]["tasks"]
+    if train_tasks < batch:
+        click.echo(
+            f"warning: the training split has {train_tasks} tasks, fewer than one batch of the "
+            f"paper recipe (data.train_batch_size={batch}), so verl would run no step: add "
+            f"`data.train_batch_size={train_tasks} "
+            f"actor_rollout_ref.actor.ppo_mini_batch_size={train_tasks}` (or smaller) to "
+            "`awm train run`, or add environments (--catalog, `awm envs import-awm`, "
+            "`awm synth`; see docs/training.md)",
+            err=True,
+        )
     if as_json:
-        click.echo(json.dumps({"out": str(out), "counts": manifest["counts"]}, indent=2))
+        click.echo(
+            json.dumps(
+                {"out": str(out), "counts": manifest["counts"], "filters": manifest["filters"]},
+                indent=2,
+            )
+        )
         return
     for split, counts in manifest["counts"].items():
         click.echo(
@@ -195,3 +220,39 @@ def run_command(
         raise click.ClickException("verl is not installed: pip install 'awm-train[verl]'")
     os.environ.update(env)
     os.execv(command[0], command)  # verl's own entry point takes over this process
+
+
+@train.command(name="export")
+@click.argument("run_dir", metavar="RUN", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--step",
+    type=click.IntRange(min=0),
+    help="The global step to export (default: the latest, from latest_checkpointed_iteration.txt).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The Hugging Face model folder to write (weights, config, tokenizer).",
+)
+@click.option("--force", is_flag=True, help="Replace --out when it already holds files.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+def export_command(run_dir: Path, step: int | None, out: Path, force: bool, as_json: bool) -> None:
+    """Merge a verl checkpoint (RUN = trainer.default_local_dir) into a Hugging Face folder."""
+    from awm_train.export import export_checkpoint
+
+    exported = export_checkpoint(run_dir, out, step=step, overwrite=force)
+    if as_json:
+        click.echo(json.dumps(exported.to_dict(), indent=2))
+        return
+    click.echo(
+        f"step {exported.step} of {run_dir} ({exported.world_size} FSDP shard(s)) -> {out} "
+        f"in {exported.seconds:.1f} s"
+    )
+    if exported.lora_adapter is not None:
+        click.echo(
+            f"note: the LoRA adapter is in {exported.lora_adapter}; the folder's weights are "
+            "the base model's",
+            err=True,
+        )
+    click.echo(f"evaluate it: awm bench run tasks --model local:{out}")

@@ -9,8 +9,17 @@ Register it the way verl users do, with an agent-loop config file given to
       history_window: 3
       workers: 0             # 0: in-process instances (trusted catalog); N: sandboxed workers
       simulator: null        # a model (openai:gpt-4o) to train on the LLM-simulated baseline instead
+      checks: null           # StepChecks overrides over the paper's, e.g. {require_reasoning: false}
+      system_prompt: null    # a string replacing the episode's system prompt
+      examples: null         # worked turns [{role, content}] shown after the system prompt
 
 and rows from ``awm train prepare`` (their ``agent_name`` is ``awm_agent``).
+The loop needs verl's V1 trainer (``trainer.use_v1=true``, verl's default): it
+returns a list of rows, which only the V1 trainer stores; with the legacy
+trainer it refuses to start (:class:`LegacyTrainerError`) rather than crash
+later inside verl.
+
+
 Each trajectory gets a fresh isolated instance from a per-process ``EnvPool``,
 generates through ``self.server_manager.generate`` on token ids, runs awm's own
 episode loop (parser, step checks, history window), is verified and rewarded
@@ -18,13 +27,24 @@ before the instance is released, and returns one ``AgentLoopOutput`` per
 assistant turn (history-aware training). Every row carries the reward and
 ``extra_fields["reward_extra_info"]``: verl's V1 trainer copies the last row's
 onto the others and raises (dropping the whole GRPO group) when it is missing.
+
+Each row's environment is found on the node the loop runs on from the row's
+bundle reference (:mod:`awm_train.bundles`: catalog id, shared folder,
+``AWM_ENV_PATH``, pulled bundle) and must have the digest the data were
+prepared from. A bundle that is missing or differs raises a
+:class:`~awm_train.bundles.BundleResolutionError`, logged once per process
+with the fix: in verl's V1 trainer that marks the trajectory's group as failed
+and training goes on without it. That is deliberate: a reward of 0 would train
+the policy against an environment the data do not name, and the error, unlike a
+0, is in the logs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from verl.experimental.agent_loop.agent_loop import (  # type: ignore[import-not-found, unused-ignore]
@@ -35,14 +55,94 @@ from verl.experimental.agent_loop.agent_loop import (  # type: ignore[import-not
 )
 
 from awm_core.contracts import CODE_JUDGE
+from awm_core.episode import EpisodeSettings, StepChecks
+from awm_core.errors import AWMError
 from awm_core.models import Message, Task
+from awm_train.bundles import BundleRef, BundleResolver
 from awm_train.episode import TRAINING_SETTINGS, TrainingEpisode, run_training_episode
 from awm_train.policy import TokenPolicy
 from awm_train.tokens import GeneratedTokens
 
-__all__ = ["AWMAgentLoop", "VerlServerGenerator", "episode_outputs"]
+__all__ = [
+    "AWMAgentLoop",
+    "AgentLoopConfigError",
+    "LegacyTrainerError",
+    "VerlServerGenerator",
+    "episode_outputs",
+    "loop_settings",
+    "reward_info",
+]
 
 AGENT_NAME = "awm_agent"
+VERSION_KEYS = ("min_global_steps", "max_global_steps")
+
+
+class AgentLoopConfigError(AWMError):
+    """The ``awm_agent`` entry of the agent-loop YAML has a setting awm does not know."""
+
+
+class LegacyTrainerError(AWMError):
+    """``AWMAgentLoop`` was started by verl's legacy trainer, which cannot store its rows."""
+
+
+def loop_settings(
+    *,
+    history_window: int | None = TRAINING_SETTINGS.history_window,
+    max_steps: int = TRAINING_SETTINGS.max_steps,
+    checks: Mapping[str, Any] | None = None,
+    system_prompt: str | None = None,
+) -> EpisodeSettings:
+    """The episode settings of the loop: training's (the paper's checks) with the YAML's overrides.
+
+    ``checks`` maps :class:`~awm_core.episode.StepChecks` field names to booleans,
+    applied over :meth:`StepChecks.paper`; an unknown name or a non-boolean value
+    is an :class:`AgentLoopConfigError` naming the valid ones.
+    """
+    step_checks = StepChecks.paper()
+    if checks:
+        known = [f.name for f in dataclasses.fields(StepChecks)]
+        given = {str(k): v for k, v in checks.items()}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise AgentLoopConfigError(
+                f"awm_agent checks: unknown check(s) {', '.join(unknown)}; "
+                f"the checks are {', '.join(known)}"
+            )
+        bad = sorted(k for k, v in given.items() if not isinstance(v, bool))
+        if bad:
+            raise AgentLoopConfigError(f"awm_agent checks: {', '.join(bad)} must be true or false")
+        step_checks = dataclasses.replace(step_checks, **given)
+    settings = dataclasses.replace(
+        TRAINING_SETTINGS, history_window=history_window, max_steps=max_steps, checks=step_checks
+    )
+    if system_prompt is not None:
+        if not isinstance(system_prompt, str) or not system_prompt.strip():
+            raise AgentLoopConfigError("awm_agent system_prompt must be a non-empty string")
+        settings = dataclasses.replace(settings, system_prompt=system_prompt)
+    return settings
+
+
+def _policy_version(kwargs: Mapping[str, Any]) -> int:
+    """The weights version a rollout sampled at verl step ``global_steps`` runs on.
+
+    verl's V1 trainer syncs weights version ``k`` at the end of step ``k`` (version
+    0 at start-up), so a prompt sampled for step ``k`` is generated by version
+    ``k - 1``; without ``global_steps`` (tests, other drivers) it is version 0.
+    """
+    try:
+        return max(int(kwargs.get("global_steps", 1)) - 1, 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _versions(seen: Mapping[str, Any], fallback: int) -> dict[str, int]:
+    """``min_global_steps``/``max_global_steps`` for every row, never None.
+
+    verl's V1 trainer makes an ``int`` array of them for its staleness metrics,
+    and a None (a trajectory that generated nothing, a server that reports no
+    version) crashes the step.
+    """
+    return {k: int(seen[k]) if seen.get(k) is not None else fallback for k in VERSION_KEYS}
 
 
 class VerlServerGenerator:
@@ -81,12 +181,13 @@ class _Pools:
     """One ``EnvPool`` per environment per agent-loop worker process, created on first use."""
 
     def __init__(self) -> None:
-        self._pools: dict[tuple[str, int, int, str, str], tuple[Any, Any, str | None]] = {}
+        self._pools: dict[tuple[str, str, int, int, str, str], tuple[Any, Any, str | None]] = {}
         self._lock: asyncio.Lock | None = None
+        self.bundles = BundleResolver()
 
     async def get(
         self,
-        env_ref: str,
+        ref: BundleRef,
         *,
         size: int,
         workers: int,
@@ -94,15 +195,19 @@ class _Pools:
         backend: str = "process",
         ray_options: dict[str, Any] | None = None,
     ) -> tuple[Any, Any, str | None]:
-        """``(environment, pool, verifier source)``; a simulated one when ``simulator`` names a model."""
-        from awm_envs import EnvPool, SimulatedEnvironment, load_environment
+        """``(environment, pool, verifier source)``; a simulated one when ``simulator`` names a model.
+
+        Raises a :class:`~awm_train.bundles.BundleResolutionError` when the row's
+        bundle is not on this node with the row's digest.
+        """
+        from awm_envs import EnvPool, SimulatedEnvironment
 
         if self._lock is None:
             self._lock = asyncio.Lock()
-        key = (env_ref, size, workers, simulator or "", backend)
         async with self._lock:
+            real = self.bundles.resolve(ref)
+            key = (str(real.path), ref.digest, size, workers, simulator or "", backend)
             if key not in self._pools:
-                real = load_environment(env_ref)
                 if simulator:  # no database: verifiers cannot run, an LLM judge decides
                     sim = SimulatedEnvironment(real, simulator)
                     self._pools[key] = (sim, await sim.pool(size).start(), None)
@@ -118,6 +223,18 @@ class _Pools:
 POOLS = _Pools()
 
 
+def reward_info(episode: TrainingEpisode) -> dict[str, float]:
+    """The trajectory's numeric metrics as ``reward_extra_info`` (what verl logs per trajectory)."""
+    info: dict[str, float] = {
+        k: float(v)
+        for k, v in episode.metrics.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    }
+    info["reward"] = float(episode.reward)
+    info["verdict_completed"] = float(episode.metrics.get("verdict") == "Completed")
+    return info
+
+
 def episode_outputs(
     episode: TrainingEpisode,
     *,
@@ -129,12 +246,7 @@ def episode_outputs(
     ``weight_versions`` (``min_global_steps`` / ``max_global_steps`` of the policy that
     generated the turns) goes on every row: verl's V1 trainer reads it from each row's tags.
     """
-    info = {
-        k: v
-        for k, v in episode.metrics.items()
-        if isinstance(v, int | float) and not isinstance(v, bool)
-    }
-    info["verdict_completed"] = float(episode.metrics.get("verdict") == "Completed")
+    info = reward_info(episode)
     outputs = []
     for row in episode.rows:
         metrics = AgentLoopMetrics(
@@ -178,25 +290,42 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
         simulator: str | None = None,
         backend: str = "process",
         ray_options: dict[str, Any] | None = None,
+        checks: Mapping[str, Any] | None = None,
+        system_prompt: str | None = None,
+        examples: Sequence[Mapping[str, Any]] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        trainer = self.config.get("trainer") if hasattr(self.config, "get") else None
+        if trainer is not None and trainer.get("use_v1", True) is False:
+            raise LegacyTrainerError(
+                "AWMAgentLoop needs verl's V1 trainer: it returns one row per assistant turn "
+                "(history-aware training), a list that only the V1 trainer's agent-loop worker "
+                "stores; verl's legacy trainer takes one output per sample and would fail on "
+                "`output.extra_fields`. Set trainer.use_v1=true (verl's default; every awm "
+                "recipe sets it)."
+            )
         self.judge = judge
         self.reward = reward
-        self.settings = replace(
-            TRAINING_SETTINGS, history_window=history_window, max_steps=max_steps
+        self.settings = loop_settings(
+            history_window=history_window,
+            max_steps=max_steps,
+            checks=checks,
+            system_prompt=system_prompt,
         )
         self.pool_size = pool_size
         self.workers = workers
         self.simulator = simulator
         self.backend = backend
         self.ray_options = dict(ray_options) if ray_options else None
+        # worked turns shown after the system prompt (a small model's format), never trained on
+        self.examples = [Message.model_validate(dict(m)) for m in examples or ()]
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[Any]:
         extra = dict(kwargs.get("extra_info") or {})
-        env_id, task_id = str(extra["env_id"]), str(extra["task_id"])
+        task_id = str(extra["task_id"])
         env, pool, source = await POOLS.get(
-            env_id,
+            BundleRef.from_row(extra),
             size=self.pool_size,
             workers=self.workers,
             simulator=self.simulator,
@@ -210,6 +339,7 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
             self.tokenizer,
             name="verl",
             max_prompt_tokens=int(self.rollout_config.prompt_length),
+            examples=self.examples,
         )
         episode = await run_training_episode(
             pool,
@@ -221,28 +351,40 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
             settings=self.settings,
             verifier_source=source,
         )
+        versions = _versions(generator.weight_versions, _policy_version(kwargs))
         outputs = episode_outputs(
             episode,
             max_response_tokens=int(self.rollout_config.response_length),
-            weight_versions=generator.weight_versions,
+            weight_versions=versions,
         )
         if not outputs:  # the model never produced a turn (a generation error): one empty row
-            eos = int(self.tokenizer.eos_token_id)
-            outputs = [
-                AgentLoopOutput(
-                    prompt_ids=policy.prompt_ids(
-                        [Message(role="user", content=task.instruction)], None
-                    ),
-                    response_ids=[eos],
-                    response_mask=[0],
-                    reward_score=episode.reward,
-                    num_turns=1,
-                    metrics=AgentLoopMetrics(),
-                    extra_fields={
-                        "reward_extra_info": {"reward": episode.reward},
-                        "awm_turn": 0,
-                        **generator.weight_versions,
-                    },
-                )
-            ]
+            logprobs = bool(sampling_params.get("logprobs"))
+            outputs = [self._no_turn_row(policy, task, episode, versions, logprobs=logprobs)]
         return outputs
+
+    def _no_turn_row(
+        self,
+        policy: TokenPolicy,
+        task: Task,
+        episode: TrainingEpisode,
+        versions: dict[str, int],
+        *,
+        logprobs: bool,
+    ) -> Any:
+        """A row verl stores like any other (reward, extra info, version tags) that trains nothing.
+
+        Its one response token is masked out, so it adds no loss, but it keeps the
+        trajectory's reward in its GRPO group and its metrics in the step's.
+        """
+        eos = int(self.tokenizer.eos_token_id)
+        return AgentLoopOutput(
+            prompt_ids=policy.prompt_ids([Message(role="user", content=task.instruction)], None),
+            response_ids=[eos],
+            response_mask=[0],
+            # the same fields as the other rows of the batch (verl stores them column-wise)
+            response_logprobs=[0.0] if logprobs else None,
+            reward_score=episode.reward,
+            num_turns=1,
+            metrics=AgentLoopMetrics(),
+            extra_fields={"reward_extra_info": reward_info(episode), "awm_turn": 0, **versions},
+        )
