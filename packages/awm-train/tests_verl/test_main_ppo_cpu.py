@@ -3,59 +3,18 @@
 The recipe runs the whole V1 trainer as verl starts it (TaskRunnerV1, Ray worker
 groups, LLMServerManager, CheckpointEngineManager) with the transformers rollout
 replica (``rollout.name=hf``) that the CPU platform plug-in registers; after each
-step verl syncs the actor's weights into the rollout server (naive backend).
+step verl syncs the actor's weights into the rollout server (naive backend). The
+run itself is the ``run`` fixture of conftest.py, shared with test_export_eval.py.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.timeout(1800)
-
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
-    from awm_train.offline import smollm2_tokenizer, tiny_qwen3
-
-    root = tmp_path_factory.mktemp("cpu-smoke")
-    tokenizer = smollm2_tokenizer()
-    tiny_qwen3(tokenizer).save_pretrained(root / "model")
-    tokenizer.save_pretrained(root / "model")
-    awm = str(Path(sys.executable).with_name("awm"))
-    subprocess.run(
-        [awm, "train", "prepare", "shop", "--out", str(root / "data")],
-        check=True,
-        capture_output=True,
-    )
-    # the recipe sets VERL_USE_EXTERNAL_MODULES / VERL_PLATFORM itself
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VERL_")}
-    env["RAY_DEDUP_LOGS"] = "0"
-    data = root / "data"
-    return subprocess.run(
-        [
-            awm,
-            "train",
-            "run",
-            "cpu-smoke",
-            "--data",
-            str(data),
-            "--model",
-            str(root / "model"),
-            f"data.val_files={data / 'train.parquet'}",
-            f"trainer.default_local_dir={root / 'ckpt'}",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=1700,
-        cwd=root,
-    )
 
 
 def test_main_ppo_finishes_two_grpo_steps(run: subprocess.CompletedProcess[str]) -> None:

@@ -4,6 +4,16 @@
 from .episode import TrainingEpisode as TrainingEpisode
 from .episode import TurnRow as TurnRow
 from .episode import run_training_episode as run_training_episode
+from .export import ActorCheckpoint as ActorCheckpoint
+from .export import ActorShardsMissingError as ActorShardsMissingError
+from .export import CheckpointExportError as CheckpointExportError
+from .export import ExportedModel as ExportedModel
+from .export import ExportTargetExistsError as ExportTargetExistsError
+from .export import NoSuchRunError as NoSuchRunError
+from .export import NoSuchStepError as NoSuchStepError
+from .export import checkpoint_steps as checkpoint_steps
+from .export import export_checkpoint as export_checkpoint
+from .export import find_actor_checkpoint as find_actor_checkpoint
 from .policy import TokenPolicy as TokenPolicy
 from .policy import TokenTurn as TokenTurn
 from .prepare import PreparedTask as PreparedTask
