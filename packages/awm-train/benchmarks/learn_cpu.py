@@ -224,11 +224,6 @@ def main() -> int:
         save_smollm2(OUT / "model")
     timings["prepare_s"] = time.perf_counter() - t
 
-    t = time.perf_counter()
-    before = evaluate_both(OUT / "model", args.eval_samples)
-    timings["eval_before_s"] = time.perf_counter() - t
-    print("before:", json.dumps(before), flush=True)
-
     log_path = OUT / "train.log"
     ckpt = OUT / "ckpt"
     t = time.perf_counter()
@@ -268,6 +263,11 @@ def main() -> int:
             [awm, "train", "export", str(ckpt), "--out", str(trained)], check=True, cwd=OUT
         )
     timings["export_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    before = evaluate_both(OUT / "model", args.eval_samples)
+    timings["eval_before_s"] = time.perf_counter() - t
+    print("before:", json.dumps(before), flush=True)
+
     t = time.perf_counter()
     after = evaluate_both(trained, args.eval_samples)
     timings["eval_after_s"] = time.perf_counter() - t

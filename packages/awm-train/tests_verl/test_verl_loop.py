@@ -380,3 +380,60 @@ def test_a_wrong_loop_setting_is_a_clear_error(
     assert message in str(info.value)
     if "unknown" in message:
         assert "require_reasoning" in str(info.value)  # the valid names are listed
+
+
+# --- worked examples and the episode log ----------------------------------------------------
+
+
+def test_examples_are_in_every_prompt_and_the_episode_log_keeps_what_the_model_wrote(
+    tokenizer: Any, tmp_path: Path
+) -> None:
+    import json
+    import re
+
+    task_id = "cart_coupon_checkout"
+    plain = [
+        re.sub(r"<think>.*?</think>\s*", "", r, flags=re.S) for r in _reference_replies(task_id)
+    ]
+    example = "Which colour is the sky? (a worked example)"
+    config = _yaml_config(
+        tmp_path,
+        checks={"require_reasoning": False},
+        examples=[
+            {"role": "user", "content": example},
+            {"role": "assistant", "content": "Blue."},
+        ],
+        episode_log="logs/episodes.jsonl",  # relative: in the run folder
+    )
+    config.trainer = {"default_local_dir": str(tmp_path / "run")}
+    loop, _ = _loop(config, tokenizer, _Scripted(tokenizer, list(plain)))
+    outputs = asyncio.run(loop.run({}, extra_info={"env_id": "shop", "task_id": task_id}))
+    assert {o.reward_score for o in outputs} == {1.0}
+    for row in outputs:  # in what the model saw at every turn, never in what it is trained on
+        assert example in tokenizer.decode(row.prompt_ids)
+        assert example not in tokenizer.decode(row.response_ids)
+
+    log = tmp_path / "run" / "logs" / "episodes.jsonl"
+    lines = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 1
+    line = lines[0]
+    assert (line["env_id"], line["task_id"], line["reward"]) == ("shop", task_id, 1.0)
+    assert line["verdict"] == "Completed" and line["format_error"] == 0
+    assert len(line["responses"]) == len(plain) == line["turns"]
+    assert line["responses"][0].startswith("<tool_call>")  # the model's own text, tags and all
+    assert line["responses"][-1] == plain[-1] + tokenizer.eos_token
+
+
+def test_a_failed_turn_is_readable_in_the_episode_log(tokenizer: Any, tmp_path: Path) -> None:
+    import json
+
+    config = _yaml_config(tmp_path, episode_log=str(tmp_path / "episodes.jsonl"))
+    garbled = '<think>ok</think><tool_call>{"name": "list_tools", "arguments": {</tool_call>'
+    loop, _ = _loop(config, tokenizer, _Scripted(tokenizer, [garbled]))
+    outputs = asyncio.run(
+        loop.run({}, extra_info={"env_id": "shop", "task_id": "cart_coupon_checkout"})
+    )
+    assert {o.reward_score for o in outputs} == {-1.0}
+    (line,) = [json.loads(x) for x in (tmp_path / "episodes.jsonl").read_text().splitlines()]
+    assert line["termination"] == "format_error" and line["format_error"] == 1
+    assert line["responses"] == [garbled + tokenizer.eos_token]

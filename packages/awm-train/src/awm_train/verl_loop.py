@@ -12,6 +12,7 @@ Register it the way verl users do, with an agent-loop config file given to
       checks: null           # StepChecks overrides over the paper's, e.g. {require_reasoning: false}
       system_prompt: null    # a string replacing the episode's system prompt
       examples: null         # worked turns [{role, content}] shown after the system prompt
+      episode_log: null      # a JSONL file (relative: in the run folder), one line per trajectory
 
 and rows from ``awm train prepare`` (their ``agent_name`` is ``awm_agent``).
 The loop needs verl's V1 trainer (``trainer.use_v1=true``, verl's default): it
@@ -43,8 +44,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
+import os
 import uuid
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from verl.experimental.agent_loop.agent_loop import (  # type: ignore[import-not-found, unused-ignore]
@@ -69,6 +73,7 @@ __all__ = [
     "LegacyTrainerError",
     "VerlServerGenerator",
     "episode_outputs",
+    "episode_record",
     "loop_settings",
     "reward_info",
 ]
@@ -274,6 +279,59 @@ def episode_outputs(
     return outputs
 
 
+def episode_record(
+    episode: TrainingEpisode,
+    policy: TokenPolicy,
+    env_id: str,
+    task_id: str,
+    versions: Mapping[str, Any],
+) -> dict[str, Any]:
+    """One line of the episode log: what a trajectory scored, why it ended, what the model wrote.
+
+    verl's console metrics are batch means; this is the per-trajectory record a
+    learning curve (format-error rate, completion) and a failed turn are read from.
+    """
+    texts = [
+        policy.tokenizer.decode(t.response_ids, skip_special_tokens=False) for t in policy.turns
+    ]
+    keep = ("verdict", "termination", "turns", "tool_calls", "format_error", "response_tokens")
+    return {
+        "step": versions.get("max_global_steps"),
+        "env_id": env_id,
+        "task_id": task_id,
+        "reward": episode.reward,
+        **{k: episode.metrics[k] for k in keep if k in episode.metrics},
+        "error": episode.metrics.get("error"),
+        "responses": [t[:_LOGGED_CHARS] for t in texts],
+    }
+
+
+_LOGGED_CHARS = 2000
+
+
+def _episode_log_path(value: str | None, config: Any) -> Path | None:
+    """``episode_log`` as a path; a relative one lands in the run folder (``trainer.default_local_dir``)."""
+    if not value:
+        return None
+    path = Path(value)
+    if not path.is_absolute():
+        trainer = config.get("trainer") if hasattr(config, "get") else None
+        run_dir = trainer.get("default_local_dir") if trainer is not None else None
+        path = Path(str(run_dir or ".")) / path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _append_line(path: Path, record: Mapping[str, Any]) -> None:
+    """One JSON line in one ``write`` on an append-only descriptor: workers never interleave lines."""
+    data = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
 @register(AGENT_NAME)
 class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl is untyped
     """Rolls out one awm task per call; see the module docstring for the configuration."""
@@ -293,6 +351,7 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
         checks: Mapping[str, Any] | None = None,
         system_prompt: str | None = None,
         examples: Sequence[Mapping[str, Any]] | None = None,
+        episode_log: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -320,6 +379,7 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
         self.ray_options = dict(ray_options) if ray_options else None
         # worked turns shown after the system prompt (a small model's format), never trained on
         self.examples = [Message.model_validate(dict(m)) for m in examples or ()]
+        self.episode_log = _episode_log_path(episode_log, self.config)
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[Any]:
         extra = dict(kwargs.get("extra_info") or {})
@@ -360,6 +420,10 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
         if not outputs:  # the model never produced a turn (a generation error): one empty row
             logprobs = bool(sampling_params.get("logprobs"))
             outputs = [self._no_turn_row(policy, task, episode, versions, logprobs=logprobs)]
+        if self.episode_log is not None:
+            _append_line(
+                self.episode_log, episode_record(episode, policy, env.id, task.id, versions)
+            )
         return outputs
 
     def _no_turn_row(
