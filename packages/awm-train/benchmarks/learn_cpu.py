@@ -36,16 +36,11 @@ ENV_ID = "lights"
 RECIPE = "cpu-learn"
 # verl's console logger: "step:N - key:value - key:value ..."
 STEP_LINE = re.compile(r"\bstep:(\d+) - (.*)$")
-CURVE_KEYS = {
-    "reward": "reward_extra_info/reward/mean",
-    "completed": "reward_extra_info/verdict_completed/mean",
-    "format_error": "reward_extra_info/format_error/mean",
-    "turns": "reward_extra_info/turns/mean",
-    "response_tokens": "reward_extra_info/response_tokens/mean",
-    "generate_s": "reward_extra_info/generate_s/mean",
-    "env_s": "reward_extra_info/env_s/mean",
-    "verify_s": "reward_extra_info/verify_s/mean",
+CURVE_KEYS = {  # verl's per-step figures (rows, not trajectories: the agent's come from the log)
+    "row_score": "critic/score/mean",
     "pg_loss": "actor/pg_loss",
+    "grad_norm": "actor/grad_norm",
+    "entropy": "actor/entropy",
     "step_s": "timing_s/step",
     "gen_s": "timing_s/gen",
     "update_actor_s": "timing_s/update_actor",
@@ -76,11 +71,38 @@ def parse_steps(log: str) -> list[dict[str, Any]]:
     return [{"step": k, **v} for k, v in sorted(steps.items())]
 
 
-def curve(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The figures of each step the experiment reports (missing keys are left out)."""
+def episodes_by_step(path: Path) -> dict[int, list[dict[str, Any]]]:
+    """The episode log (RUN/episodes.jsonl) grouped by the training step that generated them.
+
+    A line's ``step`` is the version of the weights it was sampled with: 0 before the
+    first update, so the trajectories of training step N carry N - 1.
+    """
+    out: dict[int, list[dict[str, Any]]] = {}
+    if not path.is_file():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        out.setdefault(int(record.get("step") or 0) + 1, []).append(record)
+    return out
+
+
+def curve(
+    steps: list[dict[str, Any]], episodes: dict[int, list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """Per step: the trajectories' mean reward, completion, format errors, turns and tokens
+    (from the episode log), then verl's loss and timings (missing keys are left out)."""
     out = []
     for s in steps:
         row: dict[str, Any] = {"step": s["step"]}
+        group = episodes.get(s["step"], [])
+        if group:
+            n = len(group)
+            row["trajectories"] = n
+            row["reward"] = sum(e["reward"] for e in group) / n
+            row["completed"] = sum(e.get("verdict") == "Completed" for e in group) / n
+            row["format_error"] = sum(bool(e.get("format_error")) for e in group) / n
+            row["turns"] = sum(e.get("turns") or 0 for e in group) / n
+            row["response_tokens"] = sum(e.get("response_tokens") or 0 for e in group) / n
         for name, key in CURVE_KEYS.items():
             if key in s:
                 row[name] = s[key]
@@ -93,7 +115,9 @@ def window_mean(rows: list[dict[str, Any]], key: str, part: slice) -> float | No
     return sum(values) / len(values) if values else None
 
 
-async def evaluate(model_dir: Path, *, samples: int, temperature: float) -> dict[str, Any]:
+async def evaluate(
+    model_dir: Path, *, samples: int, temperature: float, limit: int | None = None
+) -> dict[str, Any]:
     """The held-out tasks, each ``samples`` times, with the recipe's agent-loop settings."""
     from awm_core.models import Message
     from awm_envs import EnvPool, load_environment
@@ -114,7 +138,7 @@ async def evaluate(model_dir: Path, *, samples: int, temperature: float) -> dict
     manifest = json.loads((OUT / "data" / "manifest.json").read_text(encoding="utf-8"))
     held = [t["task_id"] for t in manifest["tasks"]["val"]]
     env = load_environment(ENV_ID)
-    tasks = [t for t in env.tasks if t.id in set(held)]
+    tasks = [t for t in env.tasks if t.id in set(held)][:limit]
     generator = load_generator(str(model_dir), seed=0)
     pool = EnvPool(env, size=2)
     await pool.start()
@@ -162,10 +186,11 @@ async def evaluate(model_dir: Path, *, samples: int, temperature: float) -> dict
     }
 
 
-def evaluate_both(model_dir: Path, samples: int) -> dict[str, Any]:
+def evaluate_both(model_dir: Path, samples: int, limit: int | None) -> dict[str, Any]:
+    """Sampled as in training (temperature 0.7, ``samples`` per task) and greedy (once)."""
     return {
-        "sampled": asyncio.run(evaluate(model_dir, samples=samples, temperature=0.7)),
-        "greedy": asyncio.run(evaluate(model_dir, samples=1, temperature=0.0)),
+        "sampled": asyncio.run(evaluate(model_dir, samples=samples, temperature=0.7, limit=limit)),
+        "greedy": asyncio.run(evaluate(model_dir, samples=1, temperature=0.0, limit=limit)),
     }
 
 
@@ -201,6 +226,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench-results" / "learn-cpu")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--eval-samples", type=int, default=4, help="samples per held-out task")
+    parser.add_argument("--eval-tasks", type=int, help="only the first N held-out tasks")
     parser.add_argument("--json-out", type=Path, help="default: docs/benchmarks/learning-cpu.json")
     parser.add_argument("--png", type=Path, help="default: beside --json-out")
     parser.add_argument("--reuse", action="store_true", help="reuse the run and log in --out")
@@ -254,7 +280,10 @@ def main() -> int:
             print(log_path.read_text(encoding="utf-8")[-4000:], file=sys.stderr)
             return proc.returncode
     timings["train_s"] = time.perf_counter() - t
-    rows = curve(parse_steps(log_path.read_text(encoding="utf-8", errors="replace")))
+    rows = curve(
+        parse_steps(log_path.read_text(encoding="utf-8", errors="replace")),
+        episodes_by_step(ckpt / "episodes.jsonl"),
+    )
 
     t = time.perf_counter()
     trained = OUT / "trained"
@@ -264,12 +293,12 @@ def main() -> int:
         )
     timings["export_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    before = evaluate_both(OUT / "model", args.eval_samples)
+    before = evaluate_both(OUT / "model", args.eval_samples, args.eval_tasks)
     timings["eval_before_s"] = time.perf_counter() - t
     print("before:", json.dumps(before), flush=True)
 
     t = time.perf_counter()
-    after = evaluate_both(trained, args.eval_samples)
+    after = evaluate_both(trained, args.eval_samples, args.eval_tasks)
     timings["eval_after_s"] = time.perf_counter() - t
     print("after:", json.dumps(after), flush=True)
 
