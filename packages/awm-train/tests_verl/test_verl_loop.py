@@ -437,3 +437,31 @@ def test_a_failed_turn_is_readable_in_the_episode_log(tokenizer: Any, tmp_path: 
     (line,) = [json.loads(x) for x in (tmp_path / "episodes.jsonl").read_text().splitlines()]
     assert line["termination"] == "format_error" and line["format_error"] == 1
     assert line["responses"] == [garbled + tokenizer.eos_token]
+
+
+def test_importing_the_loop_keeps_the_settings_verl_registered_from_the_file(
+    tmp_path: Path,
+) -> None:
+    """verl fills its registry from the agent-loop file, then hydra imports our module on the
+    first trajectory: the import must not replace the file's entry with a bare one (it did,
+    and every trajectory after the first ran with the defaults: no examples, paper checks)."""
+    import subprocess
+    import sys
+
+    config = _yaml_config(tmp_path, max_steps=3, checks={"require_reasoning": False})
+    script = f"""
+from omegaconf import OmegaConf
+from verl.experimental.agent_loop import agent_loop as verl_agent_loop
+registry = verl_agent_loop._agent_loop_registry
+for entry in OmegaConf.load({config.actor_rollout_ref.rollout.agent.agent_loop_config_path!r}):
+    registry[entry.name] = entry          # what verl's agent-loop worker does first
+import awm_train.verl_loop                # what hydra.utils.instantiate then does
+entry = registry["awm_agent"]
+print(entry["_target_"], entry.get("max_steps"), dict(entry.get("checks") or {{}}))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    last = out.stdout.strip().splitlines()[-1]
+    assert last == "awm_train.verl_loop.AWMAgentLoop 3 {'require_reasoning': False}", last

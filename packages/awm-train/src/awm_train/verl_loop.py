@@ -55,6 +55,7 @@ from verl.experimental.agent_loop.agent_loop import (  # type: ignore[import-not
     AgentLoopBase,
     AgentLoopMetrics,
     AgentLoopOutput,
+    _agent_loop_registry,
     register,
 )
 
@@ -332,7 +333,6 @@ def _append_line(path: Path, record: Mapping[str, Any]) -> None:
         os.close(fd)
 
 
-@register(AGENT_NAME)
 class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl is untyped
     """Rolls out one awm task per call; see the module docstring for the configuration."""
 
@@ -452,3 +452,12 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
             metrics=AgentLoopMetrics(),
             extra_fields={"reward_extra_info": reward_info(episode), "awm_turn": 0, **versions},
         )
+
+
+# Registered by name for rows that name ``awm_agent`` without an agent-loop file, but
+# never over an entry that file made: verl fills its registry from the file *before*
+# hydra imports this module (on the first instantiate), and verl's ``register``
+# overwrites unconditionally, so a decorator here would drop every setting of the
+# file (examples, checks, judge...) from the second trajectory on.
+if AGENT_NAME not in _agent_loop_registry:
+    register(AGENT_NAME)(AWMAgentLoop)
