@@ -226,6 +226,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench-results" / "learn-cpu")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--eval-samples", type=int, default=4, help="samples per held-out task")
+    parser.add_argument(
+        "--save-freq", type=int, help="checkpoint every N steps (default: the last)"
+    )
     parser.add_argument("--eval-tasks", type=int, help="only the first N held-out tasks")
     parser.add_argument("--json-out", type=Path, help="default: docs/benchmarks/learning-cpu.json")
     parser.add_argument("--png", type=Path, help="default: beside --json-out")
@@ -268,7 +271,7 @@ def main() -> int:
                     "--model",
                     str(OUT / "model"),
                     f"trainer.total_training_steps={args.steps}",
-                    f"trainer.save_freq={args.steps}",
+                    f"trainer.save_freq={args.save_freq or args.steps}",
                     f"trainer.default_local_dir={ckpt}",
                 ],
                 stdout=log,
