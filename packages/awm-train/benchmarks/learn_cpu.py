@@ -103,6 +103,9 @@ def curve(
             row["format_error"] = sum(bool(e.get("format_error")) for e in group) / n
             row["turns"] = sum(e.get("turns") or 0 for e in group) / n
             row["response_tokens"] = sum(e.get("response_tokens") or 0 for e in group) / n
+            for part in ("generate_s", "env_s", "verify_s"):  # inside verl's timing_s/gen
+                if all(part in e for e in group):
+                    row[f"trajectory_{part}"] = sum(e[part] for e in group) / n
         for name, key in CURVE_KEYS.items():
             if key in s:
                 row[name] = s[key]

@@ -295,7 +295,17 @@ def episode_record(
     texts = [
         policy.tokenizer.decode(t.response_ids, skip_special_tokens=False) for t in policy.turns
     ]
-    keep = ("verdict", "termination", "turns", "tool_calls", "format_error", "response_tokens")
+    keep = (
+        "verdict",
+        "termination",
+        "turns",
+        "tool_calls",
+        "format_error",
+        "response_tokens",
+        "generate_s",
+        "env_s",
+        "verify_s",
+    )
     return {
         "step": versions.get("max_global_steps"),
         "env_id": env_id,
