@@ -12,8 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from awm_envs import load_environment, validate_environment
-from awm_envs.bundle.sources import list_envs
+from awm_envs import list_envs, load_environment, validate_environment
 from awm_train import ENVS_DIR
 
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "make_lights.py"

@@ -18,6 +18,7 @@ from .pool.remote import RemoteInstance as RemoteInstance
 from .pool.remote import WorkerDied as WorkerDied
 from .pool.remote import WorkerPool as WorkerPool
 from .pool.remote import WorkerRequestError as WorkerRequestError
+from .pool.source import SessionFolderSource as SessionFolderSource
 from .runtime.environment import Environment as Environment
 from .runtime.environment import load_environment as load_environment
 from .runtime.instance import Instance as Instance

@@ -27,7 +27,7 @@ def register_env_sources(register: Register) -> None:
     learning curve on a CPU (the ``cpu-learn`` recipe); registering it as a
     source lets every node with awm-train load it by id, like the catalog.
     """
-    from awm_envs.pool.source import SessionFolderSource
+    from awm_envs import SessionFolderSource
     from awm_train.envs import ENVS_DIR
 
     register("training", SessionFolderSource(ENVS_DIR))
