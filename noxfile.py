@@ -152,6 +152,9 @@ def train(session: nox.Session) -> None:
 
     started = time.monotonic()
     tmp = Path(session.create_tmp())
+    # create_tmp() also points TMPDIR at .nox/train/tmp: Ray then puts its sockets there, past
+    # the 107-byte socket path limit, and verl's workers never start
+    session.env.pop("TMPDIR", None)
     (tmp / "gpu-install.in").write_text("\n".join(_documented_gpu_install()) + "\n")
     session.run(
         "uv", "pip", "compile", "--quiet", "--no-build", "--no-header", *GPU_PLATFORM,
