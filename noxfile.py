@@ -161,12 +161,14 @@ def train(session: nox.Session) -> None:
         "-o", str(tmp / "gpu-install.txt"), str(tmp / "gpu-install.in"),
         external=True,
     )  # fmt: skip
-    pins = [
-        line
-        for line in (tmp / "gpu-install.txt").read_text().splitlines()
-        if line.split("==")[0] in GPU_PINS
-    ]
-    session.log(f"the GPU install resolves ({time.monotonic() - started:.1f} s): {', '.join(pins)}")
+    resolved = tmp / "gpu-install.txt"
+    if resolved.exists():  # absent under --install-only, which skips external commands
+        pins = [
+            line for line in resolved.read_text().splitlines() if line.split("==")[0] in GPU_PINS
+        ]
+        session.log(
+            f"the GPU install resolves ({time.monotonic() - started:.1f} s): {', '.join(pins)}"
+        )
 
     # CPU torch first, so the resolver never reaches for a CUDA build; awm-train[verl] alone
     # brings what verl's V1 trainer imports (tests_verl/test_validate_config.py checks it)

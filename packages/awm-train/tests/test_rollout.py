@@ -185,3 +185,31 @@ def test_the_same_rollout_trains_on_the_simulator_baseline(tokenizer: Any) -> No
     episode = asyncio.run(go())
     assert episode.reward == 1.0 and len(episode.rows) == steps + 2
     assert episode.metrics["tool_calls"] == steps and len(simulator.calls) == steps
+
+
+def test_a_seeded_generator_samples_a_prompt_differently_each_time_and_reproducibly(
+    tokenizer: Any,
+) -> None:
+    """n samples of one prompt must differ (GRPO groups, pass@k), yet a seed replays a run.
+
+    A generator that reseeded with the same seed on every call gave every sample of a
+    prompt the same tokens: a "4 samples per task" evaluation was one sample counted 4 times.
+    """
+    from awm_train.offline import tiny_qwen3
+
+    model = tiny_qwen3(tokenizer)
+    prompt = tokenizer.encode("Turn on the light in the kitchen.")
+
+    def samples(generator: TransformersGenerator) -> list[list[int]]:
+        async def go() -> list[list[int]]:
+            outs = [
+                await generator.generate(prompt, max_new_tokens=8, temperature=1.0)
+                for _ in range(4)
+            ]
+            return [o.token_ids for o in outs]
+
+        return asyncio.run(go())
+
+    first = samples(TransformersGenerator(model, tokenizer, seed=0))
+    assert len({tuple(s) for s in first}) > 1, first
+    assert samples(TransformersGenerator(model, tokenizer, seed=0)) == first

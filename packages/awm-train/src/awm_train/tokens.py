@@ -54,6 +54,8 @@ class TransformersGenerator:
         self.model = model
         self.tokenizer = tokenizer
         self.seed = seed
+        self._calls = 0  # a seeded generator draws seed, seed + 1, ...: reproducible, never one
+        # sample repeated (reseeding every call with the same seed made n samples of a prompt equal)
         self._lock = threading.Lock()  # one generate at a time per model
 
     async def generate(
@@ -81,7 +83,8 @@ class TransformersGenerator:
             kwargs.update(temperature=None, top_p=None, top_k=None)
         with self._lock, torch.inference_mode():
             if self.seed is not None:
-                torch.manual_seed(self.seed)
+                torch.manual_seed(self.seed + self._calls)
+                self._calls += 1
             ids = torch.tensor([prompt_ids], dtype=torch.long)
             out = self.model.generate(ids, attention_mask=torch.ones_like(ids), **kwargs)
             new = out.sequences[0, len(prompt_ids) :]
