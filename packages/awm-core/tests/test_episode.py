@@ -199,6 +199,20 @@ async def test_switched_off_checks_let_the_environment_answer() -> None:
     ]
 
 
+async def test_known_tools_holds_without_list_tools_when_the_prompt_described_them() -> None:
+    """list_tools_first_and_once off (the tools were in the prompt) must not switch off
+    known_tools and valid_arguments: the episode asks the environment for its tools itself."""
+    checks = StepChecks(list_tools_first_and_once=False)
+    traj = await assert_violation([tool("nope")], Violation.UNKNOWN_TOOL, 0, checks=checks)
+    assert not traj.steps[0].result
+    await assert_violation(
+        [tool("get_note", {"note_id": "x"})], Violation.INVALID_ARGUMENTS, 0, checks=checks
+    )
+    traj, _, env = await run([GET1, "milk"], checks=checks)
+    assert traj.termination is Termination.FINAL_ANSWER
+    assert env.calls == [("get_note", {"note_id": 1})]
+
+
 async def test_environment_error_is_not_the_agents_fault() -> None:
     env = FakeNotesEnv(fail_tools={"get_note"})
     traj, _, _ = await run([LIST, GET1], env=env)

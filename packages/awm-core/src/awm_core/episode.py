@@ -316,7 +316,14 @@ async def _call_tool(
     target, bad_json = _inner_call(call, lenient=lenient)
     if bad_json:
         raise _violation(Violation.MALFORMED_JSON, bad_json)
-    problem = validate_call(target, state.env_tools) if state.listed else None
+    if not state.listed and not state.env_tools and (checks.known_tools or checks.valid_arguments):
+        # The agent skipped list_tools (allowed with list_tools_first_and_once off: its prompt
+        # described the tools); the checks still hold its calls to the environment's real tools.
+        try:
+            state.env_tools = {t.name: t.input_schema for t in await session.list_tools()}
+        except Exception as exc:
+            raise _Ended(Termination.ENVIRONMENT_ERROR, f"list_tools raised {exc!r}") from None
+    problem = validate_call(target, state.env_tools) if state.env_tools else None
     if problem is not None and _checked(problem[0], checks):
         raise _violation(Violation(problem[0].value), problem[1])
     started = time.perf_counter()
