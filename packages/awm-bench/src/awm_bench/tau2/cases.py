@@ -21,8 +21,6 @@ MESSAGE_TOOL = "send_message_to_user"
 
 STOP = "###STOP###"
 GREETING_REPLY = "Hi, I need some help with my account."
-TAU2_MAX_STEPS = 200
-"""τ²'s own budget for a conversation (its ``run_task`` default), counted by its orchestrator."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,14 @@ becomes the bridge agent's next message (a tool call, or text to the user), and 
 orchestrator's answer (the tool's result, the user's reply) comes back as the call's
 result. The episode's final answer is the agent's last message. The judge waits for
 the conversation to end and scores the simulation with τ²'s ``evaluate_simulation``.
+
+The model's system prompt is τ²'s own agent prompt (``LLMAgent.system_prompt``: its
+instructions and the domain policy), followed by :data:`AWM_MODE_NOTE` and the
+episode format's description of ``list_tools`` / ``call_tool``;
+:data:`AWM_MODE_ADAPTATIONS` lists every way what the model sees differs from τ²'s
+native run (``tests_tau2/test_tau2_prompt.py`` checks each against τ²'s own requests).
+A conversation the user ends before the agent's first turn is scored by τ² as it
+stands, with no episode.
 """
 
 from __future__ import annotations
@@ -16,14 +24,21 @@ import asyncio
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from awm_bench.tau2.cases import MESSAGE_TOOL, STOP, TAU2_MAX_STEPS
-from awm_bench.tau2.upstream import attr, module
+from awm_bench.tau2.cases import MESSAGE_TOOL, STOP
+from awm_bench.tau2.upstream import (
+    attr,
+    default_max_errors,
+    default_max_steps,
+    default_seed,
+    module,
+)
 from awm_core.contracts import JudgeRequest
 from awm_core.episode import ActingPolicy, EpisodeSettings, StepChecks
+from awm_core.errors import AWMError
 from awm_core.models import (
     Complexity,
     Task,
@@ -37,11 +52,45 @@ from awm_verify import rollout_episode
 
 # τ² decides: wrong names and arguments reach τ²'s environment (which answers with an
 # error), and an agent may answer without a successful call.
-TAU2_SETTINGS = EpisodeSettings(max_steps=60, checks=StepChecks.external())
+# (max_steps is set per conversation: τ²'s step limit plus the list_tools turn)
+TAU2_SETTINGS = EpisodeSettings(checks=StepChecks.external())
 
 ENDED = "The conversation with the user has ended. Reply with your final message."
 _END = object()
 REPLY_TIMEOUT_S = 600.0
+
+AWM_MODE_NOTE = (
+    "<awm_mode>\n"
+    "You reach the tools through two functions: list_tools lists them with their JSON "
+    "schemas, call_tool runs one by name with its arguments. To send a message to the "
+    f"user, use call_tool with the tool {MESSAGE_TOOL}; its result is the user's reply. "
+    "A reply without a function call is your last message to the user and ends the "
+    "conversation.\n"
+    "</awm_mode>"
+)
+"""What awm mode adds after τ²'s agent prompt: how its tools and the user are reached."""
+
+AWM_MODE_ADAPTATIONS: dict[str, str] = {
+    "system_prompt": "τ²'s agent system prompt (instructions and policy) verbatim, then "
+    "AWM_MODE_NOTE and the episode format's list_tools/call_tool description",
+    "greeting": "τ²'s opening greeting (the agent's first message, sent by τ²'s "
+    "orchestrator) is not in the model's history: it starts at the user's first message",
+    "tools_behind_list_tools": "the domain's tools, with τ²'s names, descriptions and "
+    "parameter schemas unchanged, are the result of list_tools instead of the request's "
+    "tools",
+    "send_message_to_user": "one extra tool, send_message_to_user: the agent's messages to "
+    "the user are calls of it and the user's replies its results",
+    "final_answer": "a reply without a call is sent to the user as the agent's last message; "
+    "τ²'s agent would keep the conversation open",
+    "sampling": "the request carries the awm policy's sampling settings; τ²'s agent also "
+    "sends tool_choice=auto, and its seed where the awm policy sets none",
+}
+"""Every difference between the model's requests in awm mode and in τ²'s native run."""
+
+
+class Tau2SimulationError(AWMError):
+    """τ²'s conversation failed before the user's first message (e.g. the user model)."""
+
 
 MESSAGE_SPEC = ToolSpec(
     name=MESSAGE_TOOL,
@@ -90,6 +139,7 @@ class Tau2Bridge:
     task: Any
     user_llm: str
     user_llm_args: dict[str, Any]
+    max_steps: int | None = None  # τ²'s own default when None
     simulation: Any = None
     error: BaseException | None = None
     _actions: queue.Queue[Any] = field(default_factory=queue.Queue)
@@ -112,16 +162,17 @@ class Tau2Bridge:
             llm=self.user_llm,
             llm_args=self.user_llm_args,
         )
-        agent = _bridge_agent_class()(self.tools, self.environment.get_policy(), self)
+        self.policy = self.environment.get_policy()
+        agent = _bridge_agent_class()(self.tools, self.policy, self)
         self.orchestrator = attr("tau2.orchestrator.orchestrator", "Orchestrator")(
             domain=self.domain,
             agent=agent,
             user=user,
             environment=self.environment,
             task=self.task,
-            max_steps=TAU2_MAX_STEPS,
-            max_errors=10,
-            seed=300,
+            max_steps=self.max_steps or default_max_steps(),
+            max_errors=default_max_errors(),
+            seed=default_seed(),
         )
         self.thread = threading.Thread(target=self._run, name=f"tau2-{self.task.id}", daemon=True)
 
@@ -162,11 +213,29 @@ class Tau2Bridge:
                 deadline -= 0.5
         return _END
 
-    async def first_user_message(self) -> str:
-        """The user's opening message (the episode's instruction)."""
+    def system_prompt(self) -> str:
+        """τ²'s own agent prompt for this domain (built by τ²'s ``LLMAgent``), then
+        :data:`AWM_MODE_NOTE`; the episode format appends the meta-tools."""
+        llm_agent = attr("tau2.agent.llm_agent", "LLMAgent")
+        prompt = str(llm_agent(tools=self.tools, domain_policy=self.policy).system_prompt)
+        return f"{prompt}\n\n{AWM_MODE_NOTE}"
+
+    async def first_user_message(self) -> str | None:
+        """The user's opening message (the episode's instruction), or None when τ²'s
+        conversation ended before the agent's first turn (the user stopped at once).
+
+        Raises :class:`Tau2SimulationError` when the conversation failed instead.
+        """
         reply = await asyncio.to_thread(self._next_reply)
         if reply is _END:
-            raise RuntimeError(f"τ² ended before the user spoke: {self.error!r}")
+            await asyncio.to_thread(self.thread.join, REPLY_TIMEOUT_S)
+            if self.simulation is None:
+                raise Tau2SimulationError(
+                    f"τ²'s conversation on {self.domain} task {self.task.id} failed before the "
+                    f"user's first message (check --user-model): {self.error!r}"
+                )
+            self._ended = True
+            return None
         return str(getattr(reply, "content", "") or "")
 
     async def act(self, name: str, arguments: dict[str, Any]) -> ToolResult:
@@ -308,11 +377,24 @@ async def run_task_awm(
     user_llm_args: dict[str, Any],
     reference: list[Any] | None = None,
     settings: EpisodeSettings = TAU2_SETTINGS,
+    max_steps: int | None = None,
 ) -> Tau2Run:
-    """Roll ``task`` out with an awm policy through awm's rollout function."""
-    bridge = Tau2Bridge(domain, task, user_llm, user_llm_args)
+    """Roll ``task`` out with an awm policy through awm's rollout function.
+
+    ``max_steps`` is τ²'s step limit (its own default when None); the episode's own
+    cap (``settings.max_steps``) becomes that plus one turn for its ``list_tools``, and
+    ``settings.system_prompt`` τ²'s agent prompt (:meth:`Tau2Bridge.system_prompt`). A
+    conversation that ends before the agent's first turn has no episode (``trajectory``
+    None) and is scored as τ² left it.
+    """
+    bridge = Tau2Bridge(domain, task, user_llm, user_llm_args, max_steps=max_steps)
     bridge.start()
     first = await bridge.first_user_message()
+    if first is None:
+        reward, info = evaluate(bridge.simulation, task, domain)
+        return Tau2Run(reward, info, None, bridge.simulation)
+    limit = bridge.orchestrator.max_steps
+    settings = replace(settings, system_prompt=bridge.system_prompt(), max_steps=limit + 1)
     awm_task = Task(
         id=f"{domain}_{task.id}",
         instruction=first,

@@ -15,12 +15,17 @@ from typing import Any
 
 from awm_bench.tau2.cases import (
     MESSAGE_TOOL,
-    TAU2_MAX_STEPS,
     GoldenAction,
     ScriptStep,
     oracle_user_turn,
 )
-from awm_bench.tau2.upstream import attr, module
+from awm_bench.tau2.upstream import (
+    attr,
+    default_max_errors,
+    default_max_steps,
+    default_seed,
+    module,
+)
 from awm_core.llm.base import ChatResponse, LLMError
 from awm_core.models import Message, ToolCall
 
@@ -103,9 +108,12 @@ def run_task_native(
     agent_args: dict[str, Any],
     user_llm: str,
     user_args: dict[str, Any],
-    max_steps: int = TAU2_MAX_STEPS,
+    max_steps: int | None = None,
 ) -> tuple[float, dict[str, Any], Any]:
-    """τ²'s ``run_task`` with its LLM agent and user simulator; ``(reward, info, simulation)``."""
+    """τ²'s ``run_task`` with its LLM agent and user simulator; ``(reward, info, simulation)``.
+
+    ``max_steps`` is τ²'s step limit, its own default (``DEFAULT_MAX_STEPS``) when None;
+    the error limit and the seed are τ²'s defaults too."""
     from awm_bench.tau2.episode import describe
 
     run_task = attr("tau2.run", "run_task")
@@ -119,10 +127,10 @@ def run_task_native(
         llm_args_agent=agent_args,
         llm_user=user_llm,
         llm_args_user=user_args,
-        max_steps=max_steps,
-        max_errors=10,
+        max_steps=max_steps or default_max_steps(),
+        max_errors=default_max_errors(),
         evaluation_type=evaluator.EvaluationType.ALL,
-        seed=300,
+        seed=default_seed(),
     )
     reward, info = describe(simulation)
     return reward, info, simulation

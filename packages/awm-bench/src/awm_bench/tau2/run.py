@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from dataclasses import replace
 from typing import Any
 
 from awm_bench.bfcl.cases import subset
@@ -21,16 +22,52 @@ from awm_bench.tau2.cases import (
     user_groups,
 )
 from awm_bench.tau2.native import OracleAgentBackend, OracleUserBackend, litellm_target
-from awm_bench.tau2.upstream import attr
+from awm_bench.tau2.upstream import attr, default_max_steps, default_user_model
 from awm_core.contracts import BenchmarkConfig
 from awm_core.episode import ActingPolicy, Policy, ReferencePolicy
-from awm_core.errors import UnknownSubsetError
+from awm_core.errors import AWMError, UnknownSubsetError
 from awm_core.llm.base import LLMBackend
 from awm_core.llm.cache import CachingBackend, ResponseCache
 from awm_core.models import Task, ToolCallStep
 
 DEFAULT_LIMIT = 2
 """Tasks per domain in the default offline subset."""
+
+KEY_VARIABLES = ("AWM_OPENAI_API_KEY", "OPENAI_API_KEY")
+"""Where awm's ``openai:`` backend finds a key: with one, the user model defaults to τ²'s."""
+
+
+class Tau2UserModelError(AWMError):
+    """No user-simulator model: none was given and τ²'s default has no API key."""
+
+
+def user_model_for(config: BenchmarkConfig, environ: Mapping[str, str] | None = None) -> str:
+    """The user simulator's model: ``oracle`` for the oracle, else ``--user-model``, else
+    τ²'s own default user model (``openai:gpt-4.1``) when an OpenAI key is set.
+
+    Never the agent's model by default: τ² runs its user simulator on a model of its own.
+    """
+    if config.model == "oracle":
+        return "oracle"
+    if config.user_model:
+        return config.user_model
+    env = os.environ if environ is None else environ
+    default = f"openai:{default_user_model()}"
+    if any(env.get(v) for v in KEY_VARIABLES):
+        return default
+    raise Tau2UserModelError(
+        f"τ²'s user simulator needs a model: its default is {default} (set OPENAI_API_KEY, "
+        "and OPENAI_BASE_URL for another endpoint), or pass --user-model SPEC "
+        "(e.g. --user-model local:smollm2 offline)"
+    )
+
+
+def step_limit(config: BenchmarkConfig) -> int:
+    """τ²'s step limit for this run: ``--max-steps`` when it is set to anything but the
+    CLI's default, else τ²'s own (``tau2.config.DEFAULT_MAX_STEPS``, 200). τ² counts
+    every message of the conversation as a step."""
+    unset = next(f.default for f in dataclasses.fields(BenchmarkConfig) if f.name == "max_steps")
+    return default_max_steps() if config.max_steps == unset else config.max_steps
 
 
 def load_tasks(domains: tuple[str, ...], per_domain: int | None) -> list[tuple[str, Any]]:
@@ -67,6 +104,8 @@ def run_tau2(
     from awm_core.llm.http_server import BackgroundServer
     from awm_core.llm.serve import build_backend_app
 
+    user_model = user_model_for(config)
+    max_steps = step_limit(config)
     config.out.mkdir(parents=True, exist_ok=True)
     oracle = config.model == "oracle"
     oracle_agent, oracle_user = OracleAgentBackend(), OracleUserBackend()
@@ -77,17 +116,17 @@ def run_tau2(
 
         cache = config.out / "cache"
         agent_backend = CachingBackend(get_backend(config.model), ResponseCache(cache / "agent"))
-        user_spec = config.user_model or config.model
-        user_backend = CachingBackend(get_backend(user_spec), ResponseCache(cache / "user"))
+        user_backend = CachingBackend(get_backend(user_model), ResponseCache(cache / "user"))
     summary: dict[str, Any] = {
         "benchmark": "tau2",
         "title": "τ²-bench",
         "model": config.model,
-        "user_model": "oracle" if oracle else (config.user_model or config.model),
+        "user_model": user_model,
+        "max_steps": max_steps,
         "corruption": config.corruption,
         "subset": "full" if config.full else f"{config.limit or DEFAULT_LIMIT} per domain",
         "note": "pass^k in % per domain (τ²'s own evaluator and pass^k); "
-        "the user simulator is τ²'s, driven by the user model.",
+        f"the user simulator is τ²'s, driven by {user_model}; τ²'s step limit {max_steps}.",
         "modes": {},
     }
     with ExitStack() as stack:
@@ -116,7 +155,7 @@ def run_tau2(
                 t0 = time.perf_counter()
                 if mode == "awm":
                     reward, info = _awm(
-                        config, domain, task, script, user_llm, user_args, agent_backend
+                        config, domain, task, script, user_llm, user_args, agent_backend, max_steps
                     )
                 else:
                     from awm_bench.tau2.native import run_task_native
@@ -128,7 +167,7 @@ def run_tau2(
                         agent_args=agent_args,
                         user_llm=user_llm,
                         user_args=user_args,
-                        max_steps=5 * config.max_steps,
+                        max_steps=max_steps,
                     )
                 row = {
                     "key": f"{domain}/{task.id}#{trial}",
@@ -141,7 +180,7 @@ def run_tau2(
                 }
                 journal.add(row)
             summary["modes"][mode] = _mode_summary(
-                tasks, journal.done, trials, time.perf_counter() - started
+                tasks, journal.done, trials, time.perf_counter() - started, user_model
             )
     (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return summary
@@ -155,6 +194,7 @@ def _awm(
     user_llm: str,
     user_args: dict[str, Any],
     agent_backend: LLMBackend,
+    max_steps: int,
 ) -> tuple[float, dict[str, Any]]:
     from awm_bench.tau2.episode import TAU2_SETTINGS, run_task_awm
 
@@ -174,7 +214,8 @@ def _awm(
             user_llm=user_llm,
             user_llm_args=user_args,
             reference=_reference(script),
-            settings=replace(TAU2_SETTINGS, max_steps=3 * config.max_steps),
+            settings=TAU2_SETTINGS,
+            max_steps=max_steps,
         )
     )
     return run.reward, run.info
@@ -192,11 +233,16 @@ def _loop() -> asyncio.AbstractEventLoop:
 
 
 def _mode_summary(
-    tasks: list[tuple[str, Any]], done: dict[str, dict[str, Any]], trials: int, wall_s: float
+    tasks: list[tuple[str, Any]],
+    done: dict[str, dict[str, Any]],
+    trials: int,
+    wall_s: float,
+    user_model: str,
 ) -> dict[str, Any]:
     pass_hat_k = attr("tau2.metrics.agent_metrics", "pass_hat_k")
     is_successful = attr("tau2.metrics.agent_metrics", "is_successful")
-    table: dict[str, Any] = {}
+    # the report's τ² table states the user model on every row (a text column: not a score)
+    table: dict[str, Any] = {"user model": user_model}
     domains: dict[str, Any] = {}
     for domain in dict.fromkeys(d for d, _ in tasks):
         per_task = []

