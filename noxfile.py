@@ -322,8 +322,20 @@ BENCH_OFFLINE_MODEL = "local:smollm2"
 BENCH_OFFLINE_SUBSET = {
     "bfcl": ["--limit", "1", "--only", "simple,irrelevance", "--max-steps", "4"],
     "tasks": ["--limit", "1", "--only", "shop", "--max-steps", "4"],
-    # a τ² conversation has two models talking (agent and user simulator)
-    "tau2": ["--limit", "1", "--only", "airline", "--mode", "awm", "--max-steps", "2"],
+    # a τ² conversation has two models talking (agent and user simulator); τ²'s step limit 2:
+    # the user's first message and the agent's first move
+    "tau2": [
+        "--limit",
+        "1",
+        "--only",
+        "airline",
+        "--mode",
+        "awm",
+        "--max-steps",
+        "2",
+        "--user-model",
+        "local:smollm2",
+    ],
     # MCP-Universe's function_call prompt is long (SmolLM2 repeats it: ~100 s a turn):
     # one task, one model turn per mode
     "mcpuniverse": ["--limit", "1", "--only", "calculator", "--max-steps", "1"],

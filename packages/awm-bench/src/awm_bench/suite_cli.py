@@ -91,7 +91,12 @@ def _progress() -> Any:
     default="",
     help="Comma-separated categories / domains / environments to keep (default: all).",
 )
-@click.option("--user-model", default=None, help="Backend for user simulators (tau2).")
+@click.option(
+    "--user-model",
+    default=None,
+    help="Backend for τ²'s user simulator (default: τ²'s own, openai:gpt-4.1, "
+    "when OPENAI_API_KEY is set).",
+)
 @click.option(
     "--trials", type=int, default=1, show_default=True, help="Runs per task: pass^1..k (tau2)."
 )
