@@ -126,6 +126,7 @@ def render_html(report: dict[str, Any]) -> str:
         [name, _label(s), str(s.get("wall_s", ""))] for name, ss in benchmarks.items() for s in ss
     ]
     sections.append("<h2>Wall time (s)</h2>" + _table(["Benchmark", "Model", "Wall s"], walls))
+    sections.append(_sampling_section(benchmarks))
     style = (
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:13px}"
         "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}tr.ref{background:#eef}"
@@ -134,6 +135,30 @@ def render_html(report: dict[str, Any]) -> str:
         f"<!doctype html><html><head><meta charset='utf-8'><title>awm bench {_esc(report['run'])}"
         f"</title><style>{style}</style></head><body>{''.join(sections)}</body></html>"
     )
+
+
+def _sampling_section(benchmarks: dict[str, list[dict[str, Any]]]) -> str:
+    """What each model decoded with (the benchmark's defaults, overridden by the run's flags)."""
+    names = ("temperature", "top_p", "max_tokens", "seed")
+    rows = [
+        [name, _label(s), *(_unset(s.get("sampling", {}).get(n)) for n in names)]
+        + [str(s.get("trials", ""))]
+        for name, ss in benchmarks.items()
+        for s in ss
+        if s.get("model") != "oracle"
+    ]
+    if not rows:
+        return ""
+    headers = ["Benchmark", "Model", "Temperature", "Top-p", "Max tokens", "Seed", "Trials"]
+    return (
+        "<h2>Sampling</h2>"
+        + _table(headers, rows)
+        + "<p>Trial n samples with seed + n; an empty cell is the backend's own default.</p>"
+    )
+
+
+def _unset(value: Any) -> str:
+    return "" if value is None else str(value)
 
 
 def _generic_section(name: str, summaries: list[dict[str, Any]]) -> str:

@@ -113,6 +113,30 @@ def _progress() -> Any:
     default=None,
     help="Break the oracle on purpose (its score must drop).",
 )
+@click.option(
+    "--temperature",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Sampling temperature (default: each benchmark's own).",
+)
+@click.option(
+    "--top-p",
+    type=click.FloatRange(min=0, max=1, min_open=True),
+    default=None,
+    help="Nucleus sampling top_p (default: each benchmark's own).",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Completion token cap per request (default: each benchmark's own).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=None,
+    help="Sampling seed; trial N uses SEED+N (default: each benchmark's own).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summaries as JSON.")
 def run_command(
     names: tuple[str, ...],
@@ -128,17 +152,24 @@ def run_command(
     max_steps: int,
     tasks: Path | None,
     corrupt: str | None,
+    temperature: float | None,
+    top_p: float | None,
+    max_tokens: int | None,
+    seed: int | None,
     as_json: bool,
 ) -> None:
     """Run benchmarks NAMES (see `awm bench list`) into RESULTS/RUN/NAME/, then report.
 
     Every case's outcome is appended as it finishes and every model answer is
     cached, so running the same command with the same --run continues a killed
-    run without asking the model again.
+    run without asking the model again. Each benchmark decodes with its own
+    default sampling; --temperature, --top-p, --max-tokens and --seed replace those
+    parameters, and the summary and report record what was used.
     """
     from awm_bench.report import build_report
-    from awm_core.contracts import BENCHMARK_MODES, BenchmarkConfig
+    from awm_core.contracts import BENCHMARK_MODES, BenchmarkConfig, benchmark_sampling
     from awm_core.errors import UnknownSubsetError
+    from awm_core.llm.sampling import Sampling
 
     suites = _suites()
     unknown = [n for n in names if n not in suites]
@@ -165,6 +196,7 @@ def run_command(
             only=tuple(x.strip() for x in only.split(",") if x.strip()),
             user_model=user_model,
             trials=trials,
+            sampling=benchmark_sampling(suite, Sampling(temperature, top_p, max_tokens, seed)),
             tasks=tasks,
             progress=_progress(),
         )
@@ -174,6 +206,8 @@ def run_command(
         except UnknownSubsetError as exc:
             raise click.UsageError(f"{name}: {exc}") from exc
         summary["wall_s"] = round(time.perf_counter() - started, 2)
+        summary["sampling"] = config.sampling.to_dict()
+        summary["trials"] = trials
         (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
         summaries[name] = summary
     build_report(run_dir)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from awm_core.contracts import BenchmarkConfig
+from awm_core.llm.sampling import Sampling
 
 DEFAULT_ENVS = ("shop", "bank")
 
@@ -26,6 +27,7 @@ class AwmTasksBenchmark:
     name = "tasks"
     title = "awm tasks (Pass@1 by complexity)"
     modes = ("awm",)
+    sampling = Sampling(temperature=0.0)  # greedy: Pass@1 of one deterministic attempt
 
     def available(self) -> str | None:
         return None
@@ -70,10 +72,10 @@ class AwmTasksBenchmark:
             from awm_core.llm.cache import CachingBackend, ResponseCache
 
             cache = ResponseCache(config.out / "cache" / "awm")
-            backend = CachingBackend(get_backend(config.model), cache)
+            backend = CachingBackend(get_backend(config.model), cache, sampling=config.sampling)
 
             def model_policy(task: Task) -> ActingPolicy:
-                return Policy(backend, temperature=0.0)
+                return Policy(backend)  # decoded with config.sampling (the backend applies it)
 
             factory = model_policy
         started = time.perf_counter()

@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from awm_core.dbdiff import DatabaseDiff
 from awm_core.llm.base import LLMBackend
+from awm_core.llm.sampling import Sampling
 from awm_core.models import Reward, Task, Trajectory, Verdict, VerifierResult
 from awm_core.session import EnvSession
 
@@ -36,6 +37,7 @@ __all__ = [
     "RewardFunction",
     "SessionSource",
     "VerifierSignature",
+    "benchmark_sampling",
     "default_judge",
     "require_available",
 ]
@@ -181,6 +183,9 @@ class BenchmarkConfig:
     these categories (BFCL), domains (tau2) or environments (tasks); ``trials``
     runs of each task give pass^1..pass^trials (tau2). ``tasks``: a benchmark's own
     task file or folder to run instead of the offline set (MCP-Universe).
+    ``sampling``: what the model decodes with, the benchmark's own defaults (its
+    ``sampling`` attribute) with the run's ``--temperature/--top-p/--max-tokens/--seed``
+    over them; trial ``n`` samples with seed ``seed + n``.
     """
 
     out: Path
@@ -195,6 +200,7 @@ class BenchmarkConfig:
     user_model: str | None = None
     tasks: Path | None = None
     progress: Progress | None = None
+    sampling: Sampling = Sampling()
 
 
 @runtime_checkable
@@ -206,6 +212,9 @@ class Benchmark(Protocol):
     when it is missing, and nothing should import it before ``convert`` or ``run``
     (raise :class:`awm_core.errors.BenchmarkUnavailableError` there when it is
     missing; :class:`awm_core.errors.UnknownSubsetError` for an ``only`` it lacks).
+
+    A benchmark may declare its own decoding defaults as a ``sampling`` attribute
+    (a :class:`~awm_core.llm.sampling.Sampling`; see :func:`benchmark_sampling`).
     """
 
     name: str
@@ -224,6 +233,14 @@ class Benchmark(Protocol):
     def run(self, config: BenchmarkConfig) -> dict[str, Any]:
         """Run, write ``config.out``, return the summary (also ``config.out/summary.json``)."""
         ...
+
+
+def benchmark_sampling(benchmark: Benchmark, overrides: Sampling | None = None) -> Sampling:
+    """The benchmark's declared decoding defaults (none declared: the backend's own),
+    with every parameter ``overrides`` sets in their place."""
+    declared = getattr(benchmark, "sampling", None)
+    base = declared if isinstance(declared, Sampling) else Sampling()
+    return base.override(overrides) if overrides else base
 
 
 def require_available(benchmark: Benchmark) -> None:

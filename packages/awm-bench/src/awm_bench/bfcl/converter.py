@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from awm_bench.bfcl.cases import CATEGORIES, oracle_task
+from awm_bench.bfcl.native import TEMPERATURE
 from awm_bench.bfcl.upstream import available
 from awm_core.contracts import BENCHMARK_MODES, BenchmarkConfig, require_available
 from awm_core.errors import UnknownSubsetError
+from awm_core.llm.sampling import Sampling
 
 
 class BfclBenchmark:
@@ -18,6 +20,7 @@ class BfclBenchmark:
     name = "bfcl"
     title = "BFCLv3"
     modes = BENCHMARK_MODES
+    sampling = Sampling(temperature=TEMPERATURE)  # bfcl-eval's generation default
 
     def available(self) -> str | None:
         """None when bfcl-eval 2025.8.6.2 is importable; else the install line."""

@@ -18,8 +18,8 @@ from awm_bench.bfcl.upstream import bfcl, forget_instances
 from awm_core.llm.base import ChatResponse, LLMError
 from awm_core.models import Message, ToolCall
 
-# bfcl-eval's default sampling temperature for generation
 TEMPERATURE = 0.001
+"""bfcl-eval's default sampling temperature for generation (its ``--temperature``)."""
 
 
 @dataclass
@@ -45,6 +45,8 @@ class OracleBackend:
         temperature: float | None = None,
         max_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
     ) -> ChatResponse:
         """The ground-truth calls of the current turn, or a text reply once they were made."""
         if self.case is None:
@@ -67,14 +69,24 @@ class OracleBackend:
         return ChatResponse(tool_calls=out, finish_reason="tool_calls")
 
 
-def infer(case: BfclCase, *, base_url: str, model: str, api_key: str = "EMPTY") -> Any:
+def infer(
+    case: BfclCase,
+    *,
+    base_url: str,
+    model: str,
+    api_key: str = "EMPTY",
+    temperature: float | None = None,
+) -> Any:
     """Run ``case`` through bfcl-eval's OpenAI FC handler against ``base_url``; returns the
-    result as bfcl-eval records it (an error text when inference failed, as bfcl does)."""
+    result as bfcl-eval records it (an error text when inference failed, as bfcl does).
+    ``temperature`` is the handler's (bfcl-eval's default when None)."""
     handler_cls = bfcl.attr(
         "bfcl_eval.model_handler.api_inference.openai_completion", "OpenAICompletionsHandler"
     )
     openai_cls = bfcl.attr("openai", "OpenAI")
-    handler = handler_cls(f"{model}-FC", temperature=TEMPERATURE)
+    handler = handler_cls(
+        f"{model}-FC", temperature=TEMPERATURE if temperature is None else temperature
+    )
     handler.is_fc_model = True
     handler.client = openai_cls(base_url=base_url, api_key=api_key, max_retries=0)
     try:

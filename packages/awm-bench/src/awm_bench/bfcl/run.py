@@ -26,7 +26,7 @@ DEFAULT_LIMIT = 2
 def _backend(config: BenchmarkConfig, cache: Path) -> LLMBackend:
     from awm_core import get_backend
 
-    return CachingBackend(get_backend(config.model), ResponseCache(cache))
+    return CachingBackend(get_backend(config.model), ResponseCache(cache), sampling=config.sampling)
 
 
 def run_bfcl(config: BenchmarkConfig, cases: list[BfclCase]) -> dict[str, Any]:
@@ -98,7 +98,7 @@ def _run_awm(config: BenchmarkConfig, cases: list[BfclCase]) -> Any:
         backend = _backend(config, config.out / "cache" / "awm")
 
         def policy_for(task: Task) -> ActingPolicy:
-            return Policy(backend, temperature=0.0)
+            return Policy(backend)  # decoded with config.sampling (the backend applies it)
 
     # one event loop for the whole run: a backend's HTTP client lives on the loop it was made on
     settings = replace(BFCL_SETTINGS, max_steps=config.max_steps)
@@ -129,6 +129,11 @@ def _run_native(config: BenchmarkConfig, cases: list[BfclCase]) -> Any:
         for case in cases:
             oracle.case = case
             started = time.perf_counter()
-            output = infer(case, base_url=server.base_url, model=served)
+            output = infer(
+                case,
+                base_url=server.base_url,
+                model=served,
+                temperature=config.sampling.temperature,
+            )
             score = score_case(case, output, mode="native")
             yield _row(case, score, output, time.perf_counter() - started)

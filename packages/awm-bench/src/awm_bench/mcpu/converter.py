@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from awm_core.contracts import BENCHMARK_MODES, BenchmarkConfig, require_available
+from awm_core.llm.sampling import Sampling
 
 
 class McpuBenchmark:
@@ -16,6 +17,8 @@ class McpuBenchmark:
     name = "mcpuniverse"
     title = "MCP-Universe"
     modes = BENCHMARK_MODES
+    # MCP-Universe's OpenAI LLM defaults (mcpuniverse.llm.openai.OpenAIConfig)
+    sampling = Sampling(temperature=1.0, top_p=1.0, max_tokens=10_000, seed=12345)
 
     def available(self) -> str | None:
         from awm_bench.mcpu.upstream import available

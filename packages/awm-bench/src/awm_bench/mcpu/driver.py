@@ -155,7 +155,7 @@ def _benchmark_yaml(req: dict[str, Any], servers: list[dict[str, Any]]) -> str:
         "api_key": llm.get("api_key") or "EMPTY",
         "timeout": int(llm.get("timeout", 900)),
     }
-    for key in ("temperature", "max_completion_tokens"):
+    for key in ("temperature", "top_p", "max_completion_tokens", "seed"):
         if llm.get(key) is not None:
             llm_config[key] = llm[key]
     agent = _agent_config(req.get("agent") or {}, servers)

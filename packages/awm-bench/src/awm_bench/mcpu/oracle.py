@@ -84,6 +84,8 @@ class OracleBackend:
         temperature: float | None = None,
         max_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
     ) -> ChatResponse:
         """The next expected call, or the closing answer."""
         made = sum(1 for m in messages if m.role == "assistant" and m.tool_calls)

@@ -34,9 +34,6 @@ from awm_core.models import Task
 TASKS_ENV = "AWM_MCPU_TASKS"
 """A benchmark YAML or task folder to run instead of the offline set (``--tasks``)."""
 
-MAX_TOKENS = 512
-"""Completion cap in both modes (MCP-Universe's own default, 10,000, is for API models)."""
-
 NATIVE_MODEL = "agent"
 """The name awm's endpoint serves the model under, for MCP-Universe's ``openai`` LLM."""
 
@@ -66,7 +63,7 @@ async def _run(config: BenchmarkConfig, tasks: list[McpuTask]) -> dict[str, Any]
         from awm_core import get_backend
 
         cache = ResponseCache(config.out / "cache" / "agent")
-        backend = CachingBackend(get_backend(config.model), cache)
+        backend = CachingBackend(get_backend(config.model), cache, sampling=config.sampling)
     summary: dict[str, Any] = {
         "benchmark": "mcpuniverse",
         "title": "MCP-Universe",
@@ -139,7 +136,7 @@ async def _awm(
     else:
 
         def policy_for(awm_task: Task, session: McpuSession) -> ActingPolicy:
-            return Policy(backend, temperature=0.0, max_tokens=MAX_TOKENS)
+            return Policy(backend)  # decoded with config.sampling (the backend applies it)
 
     # the oracle's steps: list_tools, each call, the answer
     steps = len(calls) + 2 if config.model == "oracle" else config.max_steps
@@ -167,13 +164,24 @@ async def _native(
         "model": NATIVE_MODEL,
         "base_url": base_url,
         "api_key": "EMPTY",
-        "temperature": 0.0,
-        "max_completion_tokens": MAX_TOKENS,
+        **_llm_sampling(config),
     }
     out = await driver.request(
         "native", task=str(task.path), agent=agent, servers=list(task.servers), llm=llm
     )
     return {"results": out["results"], "answer": out.get("answer"), "calls": out.get("calls")}
+
+
+def _llm_sampling(config: BenchmarkConfig) -> dict[str, Any]:
+    """The run's sampling as MCP-Universe's OpenAI LLM config spells it (set fields only)."""
+    s = config.sampling
+    named = {
+        "temperature": s.temperature,
+        "top_p": s.top_p,
+        "max_completion_tokens": s.max_tokens,
+        "seed": s.seed,
+    }
+    return {k: v for k, v in named.items() if v is not None}
 
 
 def mode_summary(rows: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:

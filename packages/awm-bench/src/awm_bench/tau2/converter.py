@@ -8,6 +8,7 @@ from typing import Any
 
 from awm_bench.tau2.upstream import available
 from awm_core.contracts import BENCHMARK_MODES, BenchmarkConfig, require_available
+from awm_core.llm.sampling import Sampling
 
 
 class Tau2Benchmark:
@@ -16,6 +17,8 @@ class Tau2Benchmark:
     name = "tau2"
     title = "τ²-bench"
     modes = BENCHMARK_MODES
+    # τ²'s agent defaults (tau2.config: DEFAULT_LLM_TEMPERATURE_AGENT, DEFAULT_SEED)
+    sampling = Sampling(temperature=0.0, seed=300)
 
     def available(self) -> str | None:
         return available()

@@ -47,6 +47,8 @@ class OracleAgentBackend:
         temperature: float | None = None,
         max_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
     ) -> ChatResponse:
         """The script's next step: one per agent message after τ²'s greeting."""
         made = [m for m in messages if m.role == "assistant" and (m.content or "") != GREETING]
@@ -80,6 +82,8 @@ class OracleUserBackend:
         temperature: float | None = None,
         max_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
     ) -> ChatResponse:
         agent_messages = sum(1 for m in messages if m.role == "user")
         last_tool = bool(messages) and messages[-1].role == "tool"

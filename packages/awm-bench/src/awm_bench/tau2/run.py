@@ -115,7 +115,9 @@ def run_tau2(
         from awm_core import get_backend
 
         cache = config.out / "cache"
-        agent_backend = CachingBackend(get_backend(config.model), ResponseCache(cache / "agent"))
+        agent_backend = CachingBackend(
+            get_backend(config.model), ResponseCache(cache / "agent"), sampling=config.sampling
+        )
         user_backend = CachingBackend(get_backend(user_model), ResponseCache(cache / "user"))
     summary: dict[str, Any] = {
         "benchmark": "tau2",
@@ -150,6 +152,9 @@ def run_tau2(
             )
             todo = [(d, t, n) for d, t, n in keys if f"{d}/{t.id}#{n}" not in journal]
             for domain, task, trial in todo:
+                for trial_backend in (agent_backend, user_backend):  # trial: in every cache key
+                    if isinstance(trial_backend, CachingBackend):
+                        trial_backend.trial = trial
                 script, groups = oracle_script(task, config.corruption)
                 oracle_agent.script, oracle_user.groups = script, groups
                 t0 = time.perf_counter()
@@ -204,7 +209,7 @@ def _awm(
     else:
 
         def policy_for(task: Task) -> ActingPolicy:
-            return Policy(agent_backend, temperature=0.0)
+            return Policy(agent_backend)  # decoded with config.sampling (the backend applies it)
 
     run = _loop().run_until_complete(
         run_task_awm(

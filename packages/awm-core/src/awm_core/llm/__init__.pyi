@@ -9,3 +9,4 @@ from .base import LLMError as LLMError
 from .base import LLMOutputError as LLMOutputError
 from .base import LLMRequestError as LLMRequestError
 from .base import LLMRetriesExhaustedError as LLMRetriesExhaustedError
+from .sampling import Sampling as Sampling

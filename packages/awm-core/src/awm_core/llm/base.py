@@ -87,6 +87,12 @@ class LLMBackend(Protocol):
         temperature: float | None = None,
         max_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
     ) -> ChatResponse:
-        """Return the model's next message for ``messages``."""
+        """Return the model's next message for ``messages``.
+
+        ``seed`` asks for reproducible sampling where the backend can give it; a
+        backend that cannot honour ``top_p`` or ``seed`` ignores them.
+        """
         ...

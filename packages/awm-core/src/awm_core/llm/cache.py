@@ -1,7 +1,8 @@
 """A content-addressed cache of LLM responses: a rerun costs nothing.
 
 The key is the sha256 of everything that determines an answer (backend name,
-model, messages, sampling parameters, tools, response format); the value is the
+model, messages, sampling parameters, tools, response format, and for a
+benchmark run the trial index); the value is the
 :class:`ChatResponse` as JSON under ``<root>/<key[:2]>/<key>.json``. Entries
 are written atomically right after the response arrives, so a run killed at
 any point loses at most the requests that were still in flight, and a run
@@ -16,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from pydantic import ValidationError
 
 from awm_core.atomic import atomic_write_json
 from awm_core.llm.base import ChatResponse, LLMBackend
+from awm_core.llm.sampling import Sampling, sampling_kwargs
 from awm_core.models import Message
 
 
@@ -80,6 +82,12 @@ class ResponseCache:
 class CachingBackend:
     """``backend`` with its answers kept in ``cache``: an exact repeat of a request asks nothing.
 
+    ``sampling`` (a benchmark's defaults with the run's overrides) replaces the
+    request's own parameters where it sets them, so every request of a run decodes
+    alike whatever harness sent it. ``trial`` is part of every key and moves the
+    seed on (:meth:`Sampling.for_trial`): a run sets it before each trial, so the
+    k trials of pass^k are k runs, not one answer read back k-1 times.
+
     Each entry's ``meta`` holds the request's messages, so the cache folder is
     also the record of what the model was asked and said.
     """
@@ -87,9 +95,28 @@ class CachingBackend:
     backend: LLMBackend
     cache: ResponseCache
     name: str = ""  # the wrapped backend's (answers are keyed by it)
+    sampling: Sampling = field(default_factory=Sampling)
+    trial: int = 0
 
     def __post_init__(self) -> None:
         self.name = self.name or self.backend.name
+
+    def key(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None,
+        sampling: Sampling | None = None,
+    ) -> str:
+        """The cache key of one request of this trial, decoded with ``sampling``."""
+        params: dict[str, Any] = {
+            "tools": tools,
+            "response_format": response_format,
+            "trial": self.trial,
+            **(sampling or Sampling()).to_dict(),
+        }
+        return cache_key(self.name, messages, params)
 
     async def chat(
         self,
@@ -99,20 +126,25 @@ class CachingBackend:
         temperature: float | None = None,
         max_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
     ) -> ChatResponse:
-        """The saved answer to this exact request, or the backend's (then saved)."""
-        params: dict[str, Any] = {
-            "tools": tools,
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "response_format": response_format,
-        }
-        key = cache_key(self.name, messages, params)
+        """The saved answer to this exact request in this trial, or the backend's (then saved)."""
+        chosen = self.sampling.for_trial(self.trial).request(
+            temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed
+        )
+        key = self.key(messages, tools=tools, response_format=response_format, sampling=chosen)
         cached = self.cache.get(key)
         if cached is not None:
             return cached
-        response = await self.backend.chat(messages, **params)
-        meta = {"request": [m.model_dump(mode="json", exclude_none=True) for m in messages]}
+        response = await self.backend.chat(
+            messages, tools=tools, response_format=response_format, **sampling_kwargs(chosen)
+        )
+        meta = {
+            "trial": self.trial,
+            "sampling": chosen.to_dict(),
+            "request": [m.model_dump(mode="json", exclude_none=True) for m in messages],
+        }
         # fsync'ed file writes off the event loop: other requests' answers keep flowing meanwhile.
         await asyncio.to_thread(self.cache.put, key, response, meta=meta)
         return response

@@ -226,16 +226,23 @@ class LocalBackend:
         temperature: float | None = None,
         max_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
     ) -> ChatResponse:
         """Generate the next assistant message in a worker thread (the event loop keeps running).
 
         ``response_format`` is not enforced by this backend; use
         :func:`awm_core.llm.structured.chat_structured`, which validates the answer.
+        ``seed`` (default: the backend's ``seed``) reseeds torch before generating, so
+        a request sampled with one seed gives one answer.
         """
         started = time.perf_counter()
         try:
             text, usage = await asyncio.to_thread(
-                self._generate, messages, tools, temperature, max_tokens
+                self._generate,
+                messages,
+                tools,
+                _Decoding(temperature, max_tokens, top_p, self.seed if seed is None else seed),
             )
         except LLMError:
             self.stats.failed_calls += 1
@@ -258,8 +265,7 @@ class LocalBackend:
         self,
         messages: list[Message],
         tools: list[dict[str, Any]] | None,
-        temperature: float | None,
-        max_tokens: int | None,
+        decoding: _Decoding,
     ) -> tuple[str, TokenUsage]:
         self.load()
         chat = template_messages(messages, tools)
@@ -271,40 +277,41 @@ class LocalBackend:
         )
         if offered and self.tool_shots:  # after the system prompt
             chat[1:1] = worked_examples(offered, self.tool_shots, messages)
-        text, usage = self._complete(chat, temperature, max_tokens)
+        text, usage = self._complete(chat, decoding)
         if offered and messages and is_tool_result(messages[-1]) and echoes_tool_response(text):
             self.answer_steps += 1
             answer_chat = template_messages(messages, None)
             answer_chat.append({"role": "user", "content": ANSWER_INSTRUCTION})
-            text, more = self._complete(answer_chat, temperature, max_tokens)
+            text, more = self._complete(answer_chat, decoding)
             usage = TokenUsage(
                 prompt_tokens=usage.prompt_tokens + more.prompt_tokens,
                 completion_tokens=usage.completion_tokens + more.completion_tokens,
             )
         return text, usage
 
-    def _complete(
-        self, chat: list[dict[str, str]], temperature: float | None, max_tokens: int | None
-    ) -> tuple[str, TokenUsage]:
+    def _complete(self, chat: list[dict[str, str]], decoding: _Decoding) -> tuple[str, TokenUsage]:
         import torch
 
         tokenizer, model = self._tokenizer, self._model
         encoded = tokenizer.apply_chat_template(
             chat, add_generation_prompt=True, return_tensors="pt", return_dict=True
         )
+        temperature = decoding.temperature
         sample = temperature is not None and temperature > 0
         kwargs: dict[str, Any] = {
-            "max_new_tokens": max_tokens or self.max_new_tokens,
+            "max_new_tokens": decoding.max_tokens or self.max_new_tokens,
             "do_sample": sample,
             "pad_token_id": tokenizer.pad_token_id or tokenizer.eos_token_id,
         }
         if sample:
             kwargs["temperature"] = temperature
+            if decoding.top_p is not None:
+                kwargs["top_p"] = decoding.top_p
         else:  # greedy: drop sampling defaults the model's generation config may carry
             kwargs.update(temperature=None, top_p=None, top_k=None)
         with self._generate_lock, torch.inference_mode():
-            if self.seed is not None:
-                torch.manual_seed(self.seed)
+            if decoding.seed is not None:
+                torch.manual_seed(decoding.seed)
             output = model.generate(**encoded, **kwargs)
         prompt_len = encoded["input_ids"].shape[1]
         new_tokens = output[0, prompt_len:]
@@ -313,6 +320,16 @@ class LocalBackend:
             prompt_tokens=int(prompt_len), completion_tokens=int(new_tokens.shape[0])
         )
         return text, usage
+
+
+@dataclass(frozen=True)
+class _Decoding:
+    """One request's decoding parameters (``seed`` already defaulted to the backend's)."""
+
+    temperature: float | None
+    max_tokens: int | None
+    top_p: float | None
+    seed: int | None
 
 
 def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:

@@ -133,6 +133,8 @@ class OpenAIBackend:
         temperature: float | None = None,
         max_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
     ) -> ChatResponse:
         """One completion; retries transient failures, raises a typed :class:`LLMError` otherwise."""
         client, semaphore = self._client()
@@ -146,6 +148,10 @@ class OpenAIBackend:
             kwargs["temperature"] = temperature
         if max_tokens is not None:
             kwargs["max_tokens"] = max_tokens
+        if top_p is not None:
+            kwargs["top_p"] = top_p
+        if seed is not None:
+            kwargs["seed"] = seed
         if response_format is not None:
             kwargs["response_format"] = response_format
         if self.extra_body:

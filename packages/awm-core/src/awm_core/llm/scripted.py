@@ -51,6 +51,8 @@ class ScriptedBackend:
         temperature: float | None = None,
         max_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
     ) -> ChatResponse:
         self.calls.append(list(messages))
         index = len(self.calls) - 1

@@ -31,6 +31,8 @@ def build_backend_app(backend: LLMBackend, *, model_name: str | None = None) -> 
             raise HTTPFailure(400, "streaming is not supported by awm serve-llm; send stream=false")
         messages = [message_from_openai(m) for m in body["messages"]]
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
+        # top_p and seed only when asked for: a backend written before they existed still serves
+        extra = {k: body[k] for k in ("top_p", "seed") if body.get(k) is not None}
         try:
             response = await backend.chat(
                 messages,
@@ -38,6 +40,7 @@ def build_backend_app(backend: LLMBackend, *, model_name: str | None = None) -> 
                 temperature=body.get("temperature"),
                 max_tokens=int(max_tokens) if max_tokens else None,
                 response_format=body.get("response_format"),
+                **extra,
             )
         except LLMRequestError as exc:
             raise HTTPFailure(400, str(exc)) from exc

@@ -93,6 +93,8 @@ class ReplayBackend:
         temperature: float | None = None,
         max_tokens: int | None = None,
         response_format: dict[str, Any] | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
     ) -> ChatResponse:
         key = key_from_messages(messages)
         if key is None:
