@@ -337,8 +337,17 @@ BENCH_OFFLINE_SUBSET = {
         "local:smollm2",
     ],
     # MCP-Universe's function_call prompt is long (SmolLM2 repeats it: ~100 s a turn):
-    # one task, one model turn per mode
-    "mcpuniverse": ["--limit", "1", "--only", "calculator", "--max-steps", "1"],
+    # one task, one model turn per mode, 512 tokens a turn (MCP-Universe's own cap is 10,000)
+    "mcpuniverse": [
+        "--limit",
+        "1",
+        "--only",
+        "calculator",
+        "--max-steps",
+        "1",
+        "--max-tokens",
+        "512",
+    ],
 }
 _BENCH_RUN = os.environ.get("AWM_BENCH_RUN") or __import__("time").strftime("%Y%m%d-%H%M%S")
 
