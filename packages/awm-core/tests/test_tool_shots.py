@@ -65,9 +65,7 @@ class _Recorder(LocalBackend):
     def load(self) -> float:
         return 0.0
 
-    def _complete(
-        self, chat: list[dict[str, str]], temperature: float | None, max_tokens: int | None
-    ) -> tuple[str, TokenUsage]:
+    def _complete(self, chat: list[dict[str, str]], decoding: Any) -> tuple[str, TokenUsage]:
         self.chats.append(chat)
         return self.replies.pop(0), TokenUsage(prompt_tokens=10, completion_tokens=2)
 
