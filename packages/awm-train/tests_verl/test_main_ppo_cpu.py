@@ -1,10 +1,11 @@
-"""``awm train run cpu-smoke``: verl's own ``main_ppo`` entry point, two GRPO steps on the CPU.
+"""``awm train run cpu-learn`` (which extends ``cpu-smoke``): verl's own ``main_ppo``, two GRPO steps on the CPU.
 
 The recipe runs the whole V1 trainer as verl starts it (TaskRunnerV1, Ray worker
 groups, LLMServerManager, CheckpointEngineManager) with the transformers rollout
 replica (``rollout.name=hf``) that the CPU platform plug-in registers; after each
 step verl syncs the actor's weights into the rollout server (naive backend). The
-run itself is the ``run`` fixture of conftest.py, shared with test_export_eval.py.
+run itself is the ``run`` fixture of conftest.py, shared with test_export_eval.py and
+test_learn_cpu.py.
 """
 
 from __future__ import annotations
