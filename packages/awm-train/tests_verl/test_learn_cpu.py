@@ -40,8 +40,9 @@ def test_each_step_has_its_group_of_trajectories_and_verl_s_figures(
 
 
 def test_the_episode_log_holds_every_trajectory_with_the_recipe_s_settings(
-    cpu_smoke_dir: Path,
+    figures: dict[str, Any], cpu_smoke_dir: Path
 ) -> None:
+    # `figures` runs the benchmark first: pytest-randomly may order this test before the others
     lines = [
         json.loads(x) for x in (cpu_smoke_dir / "ckpt" / "episodes.jsonl").read_text().splitlines()
     ]
