@@ -51,7 +51,11 @@ def test_the_episode_log_holds_every_trajectory_with_the_recipe_s_settings(
     assert {line["env_id"] for line in lines} == {"lights"}
     # the recipe's checks reached every trajectory: SmolLM2 never thinks, and under the
     # paper's require_reasoning every one of them would end as a format error
-    assert any(line["termination"] != "format_error" for line in lines), lines
+    violations = {line["violation"] for line in lines}
+    assert "empty_reasoning" not in violations, lines
+    assert all(
+        (line["violation"] is None) == (line["termination"] != "format_error") for line in lines
+    )
     assert all(len(line["responses"]) == line["turns"] for line in lines)
 
 

@@ -85,6 +85,8 @@ def _metrics(rollout: Rollout, policy: TokenPolicy) -> dict[str, Any]:
         "env_errors": int(traj.termination == Termination.ENVIRONMENT_ERROR),
         "format_error": int(traj.termination == Termination.FORMAT_ERROR),
         "termination": traj.termination.value,
+        # which step check ended it (unknown_tool, malformed_json, ...), None if none did
+        "violation": next((s.violation for s in reversed(traj.steps) if s.violation), None),
         "verdict": rollout.label,
         "reward": rollout.reward,
         "generate_s": generate_s,

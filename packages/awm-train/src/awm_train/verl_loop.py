@@ -298,6 +298,7 @@ def episode_record(
     keep = (
         "verdict",
         "termination",
+        "violation",
         "turns",
         "tool_calls",
         "format_error",
