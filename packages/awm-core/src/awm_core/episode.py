@@ -295,14 +295,19 @@ def _new_trajectory(
     )
 
 
+async def _env_tools(session: EnvSession) -> list[ToolSpec]:
+    """The environment's tools; a raise ends the episode as the environment's fault."""
+    try:
+        return await session.list_tools()
+    except Exception as exc:  # the protocol says never raise; a broken env still might
+        raise _Ended(Termination.ENVIRONMENT_ERROR, f"list_tools raised {exc!r}") from None
+
+
 async def _list_tools(session: EnvSession, state: _State, checks: StepChecks) -> ToolResult:
     if state.listed and checks.list_tools_first_and_once:
         raise _violation(Violation.LIST_TOOLS_REPEATED, "list_tools was already called")
     started = time.perf_counter()
-    try:
-        env_tools = await session.list_tools()
-    except Exception as exc:  # the protocol says never raise; a broken env still might
-        raise _Ended(Termination.ENVIRONMENT_ERROR, f"list_tools raised {exc!r}") from None
+    env_tools = await _env_tools(session)
     state.listed = True
     state.env_tools = {t.name: t.input_schema for t in env_tools}
     return ToolResult(content=_tool_listing(env_tools), latency_s=time.perf_counter() - started)
@@ -319,10 +324,7 @@ async def _call_tool(
     if not state.listed and not state.env_tools and (checks.known_tools or checks.valid_arguments):
         # The agent skipped list_tools (allowed with list_tools_first_and_once off: its prompt
         # described the tools); the checks still hold its calls to the environment's real tools.
-        try:
-            state.env_tools = {t.name: t.input_schema for t in await session.list_tools()}
-        except Exception as exc:
-            raise _Ended(Termination.ENVIRONMENT_ERROR, f"list_tools raised {exc!r}") from None
+        state.env_tools = {t.name: t.input_schema for t in await _env_tools(session)}
     problem = validate_call(target, state.env_tools) if state.env_tools else None
     if problem is not None and _checked(problem[0], checks):
         raise _violation(Violation(problem[0].value), problem[1])
