@@ -97,6 +97,8 @@ def test_the_step_limit_is_taus_own_unless_set(tmp_path: Path) -> None:
 
     assert step_limit(BenchmarkConfig(out=tmp_path)) == DEFAULT_MAX_STEPS
     assert step_limit(BenchmarkConfig(out=tmp_path, max_steps=7)) == 7
+    # 20 was once the CLI's default and read as 'unset': an explicit 20 is 20
+    assert step_limit(BenchmarkConfig(out=tmp_path, max_steps=20)) == 20
 
 
 def test_awm_modes_orchestrator_uses_taus_step_limit(task: Any) -> None:

@@ -100,7 +100,12 @@ def _progress() -> Any:
 @click.option(
     "--trials", type=int, default=1, show_default=True, help="Runs per task: pass^1..k (tau2)."
 )
-@click.option("--max-steps", type=int, default=20, show_default=True)
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=1),
+    default=None,
+    help="The agent's step limit (default: each benchmark's own: τ² 200, MCP-Universe 20).",
+)
 @click.option(
     "--tasks",
     type=click.Path(exists=True, path_type=Path),
@@ -149,7 +154,7 @@ def run_command(
     only: str,
     user_model: str | None,
     trials: int,
-    max_steps: int,
+    max_steps: int | None,
     tasks: Path | None,
     corrupt: str | None,
     temperature: float | None,
@@ -158,7 +163,8 @@ def run_command(
     seed: int | None,
     as_json: bool,
 ) -> None:
-    """Run benchmarks NAMES (see `awm bench list`) into RESULTS/RUN/NAME/, then report.
+    """Run benchmarks NAMES (see `awm bench list`; `all`: every one installed) into
+    RESULTS/RUN/NAME/, then write one report for the whole run.
 
     Every case's outcome is appended as it finishes and every model answer is
     cached, so running the same command with the same --run continues a killed
@@ -172,6 +178,8 @@ def run_command(
     from awm_core.llm.sampling import Sampling
 
     suites = _suites()
+    if "all" in names:
+        names = tuple(sorted(suites))
     unknown = [n for n in names if n not in suites]
     if unknown:
         raise click.UsageError(f"unknown benchmark(s) {unknown}; installed: {sorted(suites)}")
@@ -216,7 +224,7 @@ def run_command(
     else:
         for name, summary in summaries.items():
             for mode, data in summary.get("modes", {}).items():
-                headline = data.get("groups", {}).get("overall", data.get("headline"))
+                headline = _headline(data)
                 shown = f"{100 * headline:.2f}%" if isinstance(headline, float) else headline
                 if data.get("complete") is False:
                     shown = f"N/A (not every category; {data.get('correct')} correct)"
@@ -228,13 +236,41 @@ def run_command(
         sys.exit(1)
 
 
+def _headline(mode_data: dict[str, Any]) -> Any:
+    """A mode's one number: BFCL's overall accuracy, else the benchmark's headline."""
+    return mode_data.get("groups", {}).get("overall", mode_data.get("headline"))
+
+
 @click.command(name="report")
 @click.argument("run_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
-def report_command(run_dir: Path) -> None:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print each benchmark's headline per model and mode as JSON.",
+)
+def report_command(run_dir: Path, as_json: bool) -> None:
     """(Re)write RUN_DIR/report.json and report.html from its benchmarks' summaries."""
     from awm_bench.report import build_report
 
-    build_report(run_dir)
+    report = build_report(run_dir)
+    if as_json:
+        rows = [
+            {
+                "benchmark": bench,
+                "model": summary.get("model"),
+                "corruption": summary.get("corruption"),
+                "mode": mode,
+                "headline": _headline(data),
+                "cases": data.get("cases"),
+                "complete": data.get("complete", True),
+            }
+            for bench, summaries in report["benchmarks"].items()
+            for summary in summaries
+            for mode, data in summary.get("modes", {}).items()
+        ]
+        click.echo(json.dumps({"run": report["run"], "results": rows}, indent=2))
+        return
     click.echo(str(run_dir / "report.html"))
 
 

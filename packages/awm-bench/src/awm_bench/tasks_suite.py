@@ -89,7 +89,9 @@ class AwmTasksBenchmark:
                     factory,
                     tasks=chosen,
                     judge=judge,
-                    settings=EpisodeSettings(max_steps=config.max_steps),
+                    settings=EpisodeSettings(
+                        max_steps=config.max_steps or EpisodeSettings.max_steps
+                    ),
                 )
             )
             journal.add(report.to_json())

@@ -183,6 +183,7 @@ class BenchmarkConfig:
     these categories (BFCL), domains (tau2) or environments (tasks); ``trials``
     runs of each task give pass^1..pass^trials (tau2). ``tasks``: a benchmark's own
     task file or folder to run instead of the offline set (MCP-Universe).
+    ``max_steps``: the agent's step limit; None keeps each benchmark's own (τ² 200).
     ``sampling``: what the model decodes with, the benchmark's own defaults (its
     ``sampling`` attribute) with the run's ``--temperature/--top-p/--max-tokens/--seed``
     over them; trial ``n`` samples with seed ``seed + n``.
@@ -194,7 +195,7 @@ class BenchmarkConfig:
     full: bool = False
     limit: int | None = None
     corruption: str | None = None
-    max_steps: int = 20
+    max_steps: int | None = None
     only: tuple[str, ...] = ()
     trials: int = 1
     user_model: str | None = None

@@ -101,7 +101,7 @@ def _run_awm(config: BenchmarkConfig, cases: list[BfclCase]) -> Any:
             return Policy(backend)  # decoded with config.sampling (the backend applies it)
 
     # one event loop for the whole run: a backend's HTTP client lives on the loop it was made on
-    settings = replace(BFCL_SETTINGS, max_steps=config.max_steps)
+    settings = replace(BFCL_SETTINGS, max_steps=config.max_steps or BFCL_SETTINGS.max_steps)
     loop = asyncio.new_event_loop()
     try:
         for case in cases:

@@ -34,6 +34,9 @@ from awm_core.models import Task
 TASKS_ENV = "AWM_MCPU_TASKS"
 """A benchmark YAML or task folder to run instead of the offline set (``--tasks``)."""
 
+MCPU_MAX_STEPS = 20
+"""The agent's iterations when neither the task file nor ``--max-steps`` sets them."""
+
 NATIVE_MODEL = "agent"
 """The name awm's endpoint serves the model under, for MCP-Universe's ``openai`` LLM."""
 
@@ -139,7 +142,7 @@ async def _awm(
             return Policy(backend)  # decoded with config.sampling (the backend applies it)
 
     # the oracle's steps: list_tools, each call, the answer
-    steps = len(calls) + 2 if config.model == "oracle" else config.max_steps
+    steps = len(calls) + 2 if config.model == "oracle" else config.max_steps or MCPU_MAX_STEPS
     settings = replace(MCPU_SETTINGS, max_steps=max(steps, 2))
     run = await run_task_awm(driver, task, policy_for, settings=settings)
     return {
@@ -156,8 +159,8 @@ async def _native(
 ) -> dict[str, Any]:
     agent = dict(task.agent)
     # the oracle needs one iteration per call and one to answer; a model gets --max-steps
-    if config.model == "oracle":
-        agent.setdefault("max_iterations", 20)
+    if config.model == "oracle" or config.max_steps is None:
+        agent.setdefault("max_iterations", MCPU_MAX_STEPS)
     else:
         agent["max_iterations"] = config.max_steps
     llm = {

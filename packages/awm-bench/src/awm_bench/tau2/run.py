@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import os
 import time
@@ -63,11 +62,10 @@ def user_model_for(config: BenchmarkConfig, environ: Mapping[str, str] | None = 
 
 
 def step_limit(config: BenchmarkConfig) -> int:
-    """τ²'s step limit for this run: ``--max-steps`` when it is set to anything but the
-    CLI's default, else τ²'s own (``tau2.config.DEFAULT_MAX_STEPS``, 200). τ² counts
-    every message of the conversation as a step."""
-    unset = next(f.default for f in dataclasses.fields(BenchmarkConfig) if f.name == "max_steps")
-    return default_max_steps() if config.max_steps == unset else config.max_steps
+    """τ²'s step limit for this run: ``--max-steps`` when given (any value, 20 too),
+    else τ²'s own (``tau2.config.DEFAULT_MAX_STEPS``, 200). τ² counts every message of
+    the conversation as a step."""
+    return default_max_steps() if config.max_steps is None else config.max_steps
 
 
 def load_tasks(domains: tuple[str, ...], per_domain: int | None) -> list[tuple[str, Any]]:
