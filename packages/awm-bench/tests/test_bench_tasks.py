@@ -11,12 +11,14 @@ from awm_bench.report_html import bar_chart, latency_histogram
 from awm_core.cli import build_cli
 
 
-def test_reference_policy_scores_every_bucket_fully() -> None:
+def test_reference_policy_scores_every_bucket_fully(tmp_path: Path) -> None:
     result = CliRunner().invoke(
-        build_cli(), ["bench", "tasks", "bank", "--json"], catch_exceptions=False
+        build_cli(),
+        ["bench", "tasks", "bank", "--json", "--out", str(tmp_path)],
+        catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
-    (report,) = json.loads(result.output)
+    (report,) = json.loads(result.stdout)
     assert report["env_id"] == "bank" and report["pass_rate"] == 1.0
     buckets = report["pass_rate_by_complexity"]
     assert set(buckets) == {"easy", "medium", "hard", "very_hard"}
@@ -29,11 +31,12 @@ def test_a_model_that_never_calls_a_tool_fails_every_task(tmp_path: Path) -> Non
     script.write_text(json.dumps(["I cannot help with that."] * 10))
     result = CliRunner().invoke(
         build_cli(),
-        ["bench", "tasks", "bank", "--model", f"scripted:{script}", "--json"],
+        ["bench", "tasks", "bank", "--model", f"scripted:{script}", "--json"]
+        + ["--out", str(tmp_path / "run")],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
-    (report,) = json.loads(result.output)
+    (report,) = json.loads(result.stdout)
     assert report["pass_rate"] == 0.0
     # answering before list_tools is a format violation: -1.0 each (the paper's reward)
     assert report["reward_distribution"] == {"-1.0": 10}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from awm_core.console import make_console, progress_bars
+from awm_core.console import make_console, progress_callback
 
 # catalog environments the demo validates and rolls out (kept here: this module must stay
 # light, because every `awm` start loads it; the demo itself is imported when it runs)
@@ -97,15 +97,35 @@ def bench() -> None:
 
 
 @bench.command(name="tasks")
-@click.argument("envs", nargs=-1, required=True)
+@click.argument("envs", nargs=-1)
 @click.option(
     "--model",
     "model",
-    default="reference",
+    default="oracle",
     show_default=True,
-    help="'reference' replays reference solutions; else a backend spec (openai:NAME, local:smollm2).",
+    help="'oracle' replays each task's reference solution; else a backend spec "
+    "(openai:NAME, local:smollm2, local:DIR).",
 )
-@click.option("--judge", default="code", show_default=True, help="code, llm or code+llm.")
+@click.option(
+    "--task",
+    "task_ids",
+    multiple=True,
+    help="Only this task (TASK with one ENV, else ENV/TASK); repeatable.",
+)
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Tasks per environment.")
+@click.option(
+    "--trials", type=click.IntRange(min=1), default=1, show_default=True, help="Episodes per task."
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Episodes at once per environment.",
+)
+@click.option(
+    "--judge", default=None, help="code, llm or code+llm (default: code; code+llm for openai:)."
+)
 @click.option("--judge-model", default=None, help="Backend spec for llm judges.")
 @click.option(
     "--workers",
@@ -114,100 +134,112 @@ def bench() -> None:
     show_default=True,
     help="Sandbox worker processes (0 = in-process).",
 )
-@click.option("--max-steps", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option(
+    "--max-steps", type=click.IntRange(min=1), default=None, help="Agent turns per episode."
+)
+@click.option("--temperature", type=click.FloatRange(min=0), default=None, help="Default 0.")
+@click.option("--top-p", type=click.FloatRange(min=0, max=1, min_open=True), default=None)
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None)
+@click.option("--seed", type=int, default=None, help="Trial N samples with SEED+N.")
+@click.option("--run", "run_name", default=None, help="Run name (the same name resumes it).")
+@click.option(
+    "--results",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("bench-results"),
+    show_default=True,
+    help="Folder of runs.",
+)
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Write DIR/trajectories.jsonl (with verdicts), DIR/summary.json and DIR/report.html; "
-    "browse them with awm view DIR.",
+    help="Write here instead of RESULTS/RUN/tasks/MODEL (the same folder resumes).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def bench_tasks(
     envs: tuple[str, ...],
     model: str,
-    judge: str,
+    task_ids: tuple[str, ...],
+    limit: int | None,
+    trials: int,
+    concurrency: int,
+    judge: str | None,
     judge_model: str | None,
     workers: int,
-    max_steps: int,
+    max_steps: int | None,
+    temperature: float | None,
+    top_p: float | None,
+    max_tokens: int | None,
+    seed: int | None,
+    run_name: str | None,
+    results: Path,
     out: Path | None,
     as_json: bool,
 ) -> None:
-    """Pass@1 by complexity bucket for one policy on the tasks of ENVS.
+    """Pass@1 by complexity bucket (and pass^k with --trials) for one policy on awm tasks.
 
-    --out DIR keeps every trajectory with its verdict (awm view DIR).
+    ENVS default to shop and bank. The same run as `awm bench run tasks`, with its
+    layout: OUT/trajectories.jsonl (every episode with its verdict, kept as it
+    ends; `awm view OUT`), OUT/awm.jsonl, OUT/summary.json and OUT/report.html.
+    Ctrl-C keeps every finished episode; the same command (or --run) continues.
     """
-    import asyncio
+    import dataclasses
     import time
 
     from awm_bench.demo import DemoResult, print_summary
-    from awm_bench.evaluate import EpisodeOutcome, PolicyFactory, evaluate_environment
-    from awm_bench.report_html import render_report
-    from awm_core import get_backend, get_judge
-    from awm_core.episode import ActingPolicy, EpisodeSettings, Policy, ReferencePolicy
-    from awm_core.models import Task, Trajectory
-    from awm_envs import load_environment
+    from awm_bench.suite_cli import model_slug
+    from awm_bench.tasks_suite import DEFAULT_ENVS, ORACLE, AwmTasksBenchmark, TasksRun, run_tasks
+    from awm_core.contracts import benchmark_sampling
+    from awm_core.errors import UnknownSubsetError
+    from awm_core.llm.sampling import Sampling
 
-    environments = [load_environment(e) for e in envs]  # an unknown id fails before any work
-    judge_obj = get_judge(judge, model=judge_model) if judge_model else get_judge(judge)
-    factory: PolicyFactory
-    if model == "reference":
-        factory = ReferencePolicy
-    else:
-        backend = get_backend(model)
-
-        def model_policy(task: Task) -> ActingPolicy:
-            return Policy(backend, temperature=0.0)
-
-        factory = model_policy
-
-    started = time.perf_counter()
-    trajectories: list[Trajectory] = []
-    total = sum(len(e.tasks) for e in environments)
-    # the bar goes to stderr and disappears when done; stdout keeps the table or the JSON
-    with progress_bars() as progress:
-        bar = progress.add_task("bench tasks", total=total, last="")
-
-        def tick(outcome: EpisodeOutcome) -> None:
-            progress.update(
-                bar, advance=1, last=f"{outcome.env_id}/{outcome.task_id}: {outcome.label}"
-            )
-
-        reports = [
-            asyncio.run(
-                evaluate_environment(
-                    e,
-                    factory,
-                    judge=judge_obj,
-                    workers=workers,
-                    settings=EpisodeSettings(max_steps=max_steps),
-                    trajectories=trajectories,
-                    on_outcome=tick,
-                )
-            )
-            for e in environments
-        ]
-    result = DemoResult(reports=reports, wall_s=time.perf_counter() - started)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        with (out / "trajectories.jsonl").open("w", encoding="utf-8") as fh:
-            for traj in trajectories:
-                fh.write(traj.model_dump_json() + "\n")
-        summary = {
-            "model": model,
-            "judge": judge_obj.name,
-            "wall_s": round(result.wall_s, 3),
-            "reports": [r.to_json() for r in reports],
-        }
-        (out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-        html = render_report(
-            title="awm bench tasks",
-            reports=reports,
-            facts={"model": model, "judge": judge_obj.name, "wall time": f"{result.wall_s:.1f} s"},
+    if model == "reference":  # the name this command used before the ground truth was 'oracle'
+        click.echo("note: the ground-truth policy is called 'oracle' now", err=True)
+        model = ORACLE
+    envs = envs or DEFAULT_ENVS
+    if len(envs) == 1:
+        task_ids = tuple(t if "/" in t else f"{envs[0]}/{t}" for t in task_ids)
+    elif any("/" not in t for t in task_ids):
+        raise click.BadParameter("with several ENVS, name tasks as ENV/TASK", param_hint="--task")
+    if out is None:
+        out = results / (run_name or time.strftime("%Y%m%d-%H%M%S")) / "tasks" / model_slug(model)
+    sampling = benchmark_sampling(
+        AwmTasksBenchmark(), Sampling(temperature, top_p, max_tokens, seed)
+    )
+    config = TasksRun(
+        out=out,
+        model=model,
+        envs=envs,
+        task_ids=task_ids,
+        limit=limit,
+        trials=trials,
+        concurrency=concurrency,
+        workers=workers,
+        judge=judge,
+        judge_model=judge_model,
+        max_steps=max_steps,
+        sampling=sampling,
+    )
+    try:
+        with progress_callback() as progress:
+            result = run_tasks(dataclasses.replace(config, progress=progress))
+    except UnknownSubsetError as exc:
+        raise click.BadParameter(str(exc), param_hint="--task") from None
+    except KeyboardInterrupt:
+        kept = sum(1 for _ in (out / "awm.jsonl").open()) if (out / "awm.jsonl").exists() else 0
+        click.echo(
+            f"\ninterrupted: {kept} finished episode(s) kept in {out}; "
+            "run the same command again to continue",
+            err=True,
         )
-        result.report_path = out / "report.html"
-        result.report_path.write_text(html, encoding="utf-8")
+        sys.exit(130)
     if as_json:
-        click.echo(json.dumps([r.to_json() for r in reports], indent=2))
+        click.echo(json.dumps([r.to_json() for r in result.reports], indent=2))
         return
-    print_summary(result, make_console(), title="awm bench tasks")
+    shown = DemoResult(reports=result.reports, wall_s=result.wall_s)
+    shown.report_path = out / "report.html"
+    print_summary(shown, make_console(), title="awm bench tasks")
+    pass_hat = result.summary["modes"]["awm"]["pass_hat_k"]
+    if trials > 1:
+        click.echo("   ".join(f"{k}: {v:.0%}" for k, v in pass_hat.items()))
+    click.echo(f"episodes: awm view {out}")

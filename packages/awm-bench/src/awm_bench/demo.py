@@ -227,7 +227,8 @@ def print_summary(result: DemoResult, console: Console, *, title: str = "awm dem
             buckets,
             rewards,
             f"{r.env_calls_per_s:,.0f}",
-            f"{r.reset_latency_us['median']:.1f}",
+            # a resumed run that had nothing left to roll out measured no reset
+            f"{r.reset_latency_us['median']:.1f}" if r.reset_latency_us else "-",
         )
     console.print(table)
     footer = [f"wall time: {result.wall_s:.1f} s"]

@@ -169,6 +169,7 @@ async def evaluate_environment(
     settings: EpisodeSettings = EpisodeSettings(),
     trajectories: list[Trajectory] | None = None,
     on_outcome: Callable[[EpisodeOutcome], None] | None = None,
+    on_episode: Callable[[EpisodeOutcome, Trajectory], None] | None = None,
 ) -> EnvReport:
     """Roll out ``tasks`` (default: all) once each and verify every episode.
 
@@ -176,7 +177,8 @@ async def evaluate_environment(
     hosts them in sandbox processes. Finished trajectories are appended to
     ``trajectories`` when a list is given, each with its verdict in
     ``metadata["verdict"]`` (label, reward, reasoning); ``on_outcome`` is called
-    as each episode finishes (a progress bar).
+    as each episode finishes (a progress bar), ``on_episode`` with the trajectory too
+    (a run that keeps each episode the moment it ends).
     """
     environment = env if isinstance(env, Environment) else load_environment(env)
     judge_obj = get_judge(judge) if isinstance(judge, str) else judge
@@ -206,17 +208,20 @@ async def evaluate_environment(
                 if done.report is not None
                 else f"judge failed: {done.judge_error}"
             )
+            done.trajectory.metadata["verdict"] = {
+                **(done.report.to_record() if done.report is not None else {}),
+                "label": done.label,
+                "reward": done.reward,
+                "reasoning": reasoning,
+                "judge": judge_obj.name,
+            }
             if trajectories is not None:
-                done.trajectory.metadata["verdict"] = {
-                    "label": done.label,
-                    "reward": done.reward,
-                    "reasoning": reasoning,
-                    "judge": judge_obj.name,
-                }
                 trajectories.append(done.trajectory)
             outcome = _outcome(
                 environment.id, task, done.trajectory, done.label, done.reward, reasoning
             )
+            if on_episode is not None:
+                on_episode(outcome, done.trajectory)
             if on_outcome is not None:
                 on_outcome(outcome)
             return outcome

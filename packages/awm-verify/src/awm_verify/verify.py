@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -50,6 +51,25 @@ class VerificationReport(BaseModel):
     diff: DatabaseDiff | None = Field(
         description="The database changes; None when the environment has no database"
     )
+
+    def to_record(self) -> dict[str, Any]:
+        """What a saved trajectory keeps of its verification, as ``metadata["verdict"]``.
+
+        Everything a reader needs to see why an episode passed or failed without
+        running it again (``awm view`` shows it): the label, reward and reasoning, the
+        judge's evidence, the verifier's result and the database diff.
+        """
+        return {
+            "label": self.verdict.label.value,
+            "reward": self.reward.value,
+            "reasoning": self.verdict.reasoning,
+            "judge": self.verdict.judge,
+            "evidence": self.verdict.evidence,
+            "verification": (
+                self.verification.model_dump(mode="json") if self.verification else None
+            ),
+            "diff": self.diff.model_dump(mode="json") if self.diff else None,
+        }
 
 
 @dataclass(frozen=True)
