@@ -3,7 +3,7 @@
 A run folder holds one sub-folder per benchmark with its ``summary.json``; the
 report gathers them into tables laid out like the paper's (BFCLv3 overall and
 categories; awm tasks Pass@1 by complexity), with the paper's published numbers as
-reference rows.
+reference rows (:mod:`awm_bench.paper` keeps them, and says which are absent).
 """
 
 from __future__ import annotations
@@ -13,35 +13,51 @@ import json
 from pathlib import Path
 from typing import Any
 
+from awm_bench import paper
 from awm_bench.bfcl.cases import CATEGORIES, GROUPS
 
-# Published anchors (the AWM paper): BFCLv3 overall, before and after AWM training.
-REFERENCE_ROWS: dict[str, list[dict[str, Any]]] = {
-    "bfcl": [
-        {"label": "Qwen3-8B (paper)", "groups": {"overall": 0.5383}},
-        {"label": "Qwen3-8B + AWM (paper)", "groups": {"overall": 0.6594}},
-    ],
-}
+
+def _reference_rows() -> dict[str, list[dict[str, Any]]]:
+    """The paper's Table 4 rows that have numbers, per benchmark, in [0, 1]."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for bench in paper.TABLE4_COLUMNS:
+        for ref in paper.reference_rows("4", bench):
+            if ref.values:
+                values = ref.fractions()
+                row = {"label": ref.label, "model": ref.model, "method": ref.method}
+                out.setdefault(bench, []).append(
+                    row | {"values": values, "groups": values, "source": ref.source}
+                )
+    return out
+
+
+REFERENCE_ROWS: dict[str, list[dict[str, Any]]] = _reference_rows()
+"""The paper's numbers shown as reference rows (from :mod:`awm_bench.paper`)."""
 
 BFCL_GROUP_COLUMNS = ("overall", "non_live", "live", "multi_turn")
 
 
-def load_run(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
-    """``{benchmark: [summary per model]}`` from ``run_dir/BENCHMARK/MODEL/summary.json``;
+def run_summaries(run_dir: Path) -> dict[str, list[tuple[Path, dict[str, Any]]]]:
+    """``{benchmark: [(model folder, summary)]}`` from ``run_dir/BENCHMARK/MODEL/summary.json``;
     the oracle first, then the models in name order."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
     for summary in sorted(run_dir.glob("*/*/summary.json")):
         data = json.loads(summary.read_text(encoding="utf-8"))
-        out.setdefault(summary.parent.parent.name, []).append(data)
+        out.setdefault(summary.parent.parent.name, []).append((summary.parent, data))
     for rows in out.values():
         rows.sort(
-            key=lambda d: (
-                d.get("model") != "oracle",
-                bool(d.get("corruption")),
-                str(d.get("model")),
+            key=lambda fd: (
+                fd[1].get("model") != "oracle",
+                bool(fd[1].get("corruption")),
+                str(fd[1].get("model")),
             )
         )
     return out
+
+
+def load_run(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
+    """``{benchmark: [summary per model]}`` (see :func:`run_summaries`)."""
+    return {b: [s for _, s in rows] for b, rows in run_summaries(run_dir).items()}
 
 
 def _label(summary: dict[str, Any]) -> str:
@@ -66,17 +82,46 @@ def _pct(value: Any) -> str:
     return f"{100 * value:.2f}" if isinstance(value, int | float) else ""
 
 
-def _esc(value: Any) -> str:
+def esc(value: Any) -> str:
+    """``value`` as HTML text."""
     return html.escape(str(value), quote=True)
 
 
-def _table(headers: list[str], rows: list[list[str]], *, reference_from: int | None = None) -> str:
-    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
+def html_table(
+    headers: list[str],
+    rows: list[list[str]],
+    *,
+    reference_from: int | None = None,
+    classes: list[str] | None = None,
+    head_html: str = "",
+) -> str:
+    """A table; rows from ``reference_from`` on are shaded as reference rows, or each row
+    gets its class from ``classes``; ``head_html`` replaces the one header row built from
+    ``headers`` (e.g. grouped headers)."""
+    head = head_html or "<tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr>"
     body = []
     for i, row in enumerate(rows):
-        cls = ' class="ref"' if reference_from is not None and i >= reference_from else ""
-        body.append(f"<tr{cls}>" + "".join(f"<td>{_esc(c)}</td>" for c in row) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        name = classes[i] if classes else ""
+        if not classes and reference_from is not None and i >= reference_from:
+            name = "ref"
+        cls = f' class="{name}"' if name else ""
+        body.append(f"<tr{cls}>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>")
+    return f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+
+
+STYLE = (
+    "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:13px}"
+    "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}tr.ref{background:#eef}"
+    "tr.delta{font-weight:bold;background:#f6f6f6}p.note{font-size:12px;color:#444}"
+)
+
+
+def html_page(title: str, sections: list[str]) -> str:
+    """One self-contained page (the report's style) holding ``sections``."""
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>"
+        f"<style>{STYLE}</style></head><body>{''.join(sections)}</body></html>"
+    )
 
 
 def bfcl_rows(summary: dict[str, Any]) -> list[list[str]]:
@@ -98,25 +143,26 @@ def bfcl_rows(summary: dict[str, Any]) -> list[list[str]]:
 
 def render_html(report: dict[str, Any]) -> str:
     """The report page: one table per benchmark, reference rows shaded."""
-    sections = [f"<h1>awm benchmark run {_esc(report['run'])}</h1>"]
+    sections = [f"<h1>awm benchmark run {esc(report['run'])}</h1>"]
     benchmarks = report["benchmarks"]
     if "bfcl" in benchmarks:
         summary = benchmarks["bfcl"][0]
         headers = ["Model", "Mode", "Overall", "Non-Live", "Live", "Multi-Turn", *CATEGORIES]
         rows = [row for s in benchmarks["bfcl"] for row in bfcl_rows(s)]
         n = len(rows)
-        for ref in REFERENCE_ROWS["bfcl"]:
+        for ref in REFERENCE_ROWS.get("bfcl", []):
             rows.append(
                 [ref["label"], "paper"]
                 + [_pct(ref["groups"].get(g)) for g in BFCL_GROUP_COLUMNS]
                 + [""] * len(CATEGORIES)
             )
-        sections.append(f"<h2>BFCLv3 ({_esc(summary.get('subset', ''))})</h2>")
-        sections.append(_table(headers, rows, reference_from=n))
+        sections.append(f"<h2>BFCLv3 ({esc(summary.get('subset', ''))})</h2>")
+        sections.append(html_table(headers, rows, reference_from=n))
         sections.append(
             "<p>Accuracy in %. Groups as bfcl-eval computes them: "
             + "; ".join(f"{g}: {', '.join(c)}" for g, c in GROUPS.items())
             + ". Oracle ceiling on the full set: 4,430 / 4,441 (see awm_bench.bfcl.cases.ORACLE_UNREACHABLE).</p>"
+            + _paper_note("bfcl")
         )
     for name, summaries in benchmarks.items():
         if name == "bfcl":
@@ -125,16 +171,19 @@ def render_html(report: dict[str, Any]) -> str:
     walls = [
         [name, _label(s), str(s.get("wall_s", ""))] for name, ss in benchmarks.items() for s in ss
     ]
-    sections.append("<h2>Wall time (s)</h2>" + _table(["Benchmark", "Model", "Wall s"], walls))
+    sections.append("<h2>Wall time (s)</h2>" + html_table(["Benchmark", "Model", "Wall s"], walls))
     sections.append(_sampling_section(benchmarks))
-    style = (
-        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:13px}"
-        "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}tr.ref{background:#eef}"
-    )
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>awm bench {_esc(report['run'])}"
-        f"</title><style>{style}</style></head><body>{''.join(sections)}</body></html>"
-    )
+    return html_page(f"awm bench {report['run']}", sections)
+
+
+def _paper_note(bench: str) -> str:
+    """Where the paper's reference rows come from, or why they are absent (Table 4)."""
+    if bench not in paper.TABLE4_COLUMNS:
+        return ""
+    why = paper.absent("4", bench)
+    shaded = "Shaded rows: the paper's Table 4. " if bench in REFERENCE_ROWS else ""
+    text = f"{shaded}Reference rows ({paper.CITATION}): {why or 'complete'}."
+    return f"<p class='note'>{esc(text)}</p>"
 
 
 def _sampling_section(benchmarks: dict[str, list[dict[str, Any]]]) -> str:
@@ -152,7 +201,7 @@ def _sampling_section(benchmarks: dict[str, list[dict[str, Any]]]) -> str:
     headers = ["Benchmark", "Model", "Temperature", "Top-p", "Max tokens", "Seed", "Trials"]
     return (
         "<h2>Sampling</h2>"
-        + _table(headers, rows)
+        + html_table(headers, rows)
         + "<p>Trial n samples with seed + n; an empty cell is the backend's own default.</p>"
     )
 
@@ -181,7 +230,8 @@ def _generic_section(name: str, summaries: list[dict[str, Any]]) -> str:
             )
     note = summaries[0].get("note", "")
     return (
-        f"<h2>{_esc(title)} ({_esc(summaries[0].get('subset', ''))})</h2>"
-        + _table(["Model", "Mode", *columns], rows)
-        + (f"<p>{_esc(note)}</p>" if note else "")
+        f"<h2>{esc(title)} ({esc(summaries[0].get('subset', ''))})</h2>"
+        + html_table(["Model", "Mode", *columns], rows)
+        + (f"<p>{esc(note)}</p>" if note else "")
+        + _paper_note(name)
     )

@@ -281,32 +281,39 @@ def report_command(run_dir: Path, as_json: bool) -> None:
     required=True,
     type=click.Path(file_okay=False, exists=True, path_type=Path),
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def compare_command(run_dirs: tuple[Path, ...], as_json: bool) -> None:
-    """Compare runs (base vs. trained): every shared score, and last minus first."""
-    from awm_bench.compare import compare_runs
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the tables (and every shared score) as JSON."
+)
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the tables as an HTML page (default: LAST_RUN/compare.html).",
+)
+def compare_command(run_dirs: tuple[Path, ...], as_json: bool, html_out: Path | None) -> None:
+    """Compare runs (base vs. trained) laid out as the AWM paper's Tables 4 and 5.
+
+    Each run is shown by its model: per benchmark and category or domain (Table 4
+    layout), and by complexity bucket (Table 5 layout: BFCLv3 by required tool calls,
+    τ²-bench by ground-truth actions), with the delta last minus first and the paper's
+    reference rows. The same tables are written as an HTML page.
+    """
+    from awm_bench.compare import compare_runs, render_html, terminal_tables
 
     result = compare_runs(list(run_dirs))
+    page = html_out or run_dirs[-1] / "compare.html"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(render_html(result), encoding="utf-8")
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
     from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
 
     console = Console()
-    for bench, data in result["benchmarks"].items():
-        for mode, metrics in data["modes"].items():
-            table = Table(title=escape(f"{bench} [{mode}]"))
-            table.add_column("metric")
-            for name, model in zip(result["runs"], data["models"], strict=True):
-                table.add_column(f"{name}\n{model}", justify="right")
-            table.add_column("delta", justify="right")
-            for metric, row in metrics.items():
-                table.add_row(
-                    metric, *(f"{100 * v:.2f}" for v in row["runs"]), f"{100 * row['delta']:+.2f}"
-                )
-            console.print(table)
+    for renderable in terminal_tables(result):
+        console.print(renderable)
+    click.echo(f"compare: {page}")
 
 
 COMMANDS = (list_command, run_command, report_command, compare_command)

@@ -151,6 +151,19 @@ class BfclCase:
         return messages
 
 
+def required_calls(case: BfclCase) -> int:
+    """How many calls BFCL's ground truth asks of ``case`` (the paper's Table 5 buckets
+    BFCLv3 by it): every call of every turn (multi-turn), the expected calls (single-turn
+    AST), none (irrelevance), one (live relevance: any call passes)."""
+    if case.multi_turn:
+        return sum(len(turn) for turn in case.ground_truth)
+    if case.expects_no_call:
+        return 0
+    if case.category == "live_relevance":
+        return 1
+    return len(case.ground_truth)
+
+
 # --------------------------------------------------------------------------- the oracle
 
 

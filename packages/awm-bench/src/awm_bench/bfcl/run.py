@@ -10,7 +10,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from awm_bench.bfcl.cases import CATEGORIES, ORACLE_UNREACHABLE, BfclCase, overall
+from awm_bench.bfcl.cases import (
+    CATEGORIES,
+    ORACLE_UNREACHABLE,
+    BfclCase,
+    overall,
+    required_calls,
+)
 from awm_bench.bfcl.scoring import CaseScore, category_scores, score_case
 from awm_bench.journal import Journal
 from awm_core.contracts import BenchmarkConfig
@@ -82,6 +88,7 @@ def _row(
     return {
         **score.to_json(),
         "case_id": case.id,
+        "gt_calls": required_calls(case),  # the Table 5 complexity (awm bench compare)
         "output": output,
         "wall_s": round(wall_s, 3),
         **extra,

@@ -52,6 +52,13 @@ def golden_actions(actions: Sequence[Mapping[str, Any]]) -> list[GoldenAction]:
     ]
 
 
+def ground_truth_actions(task: Any) -> int:
+    """How many golden actions a τ² task lists, the agent's and the user's (the paper's
+    Table 5 buckets τ²-bench by the number of ground-truth actions)."""
+    criteria = getattr(task, "evaluation_criteria", None)
+    return len(criteria.actions or []) if criteria is not None else 0
+
+
 def user_groups(actions: Sequence[GoldenAction]) -> list[list[GoldenAction]]:
     """The runs of consecutive user actions, in order."""
     groups: list[list[GoldenAction]] = []

@@ -18,6 +18,7 @@ from awm_bench.tau2.cases import (
     agent_script,
     corrupt_script,
     golden_actions,
+    ground_truth_actions,
     user_groups,
 )
 from awm_bench.tau2.native import OracleAgentBackend, OracleUserBackend, litellm_target
@@ -177,6 +178,7 @@ def run_tau2(
                     "domain": domain,
                     "task_id": task.id,
                     "trial": trial,
+                    "gt_actions": ground_truth_actions(task),  # Table 5 (awm bench compare)
                     "reward": reward,
                     "info": info,
                     "wall_s": round(time.perf_counter() - t0, 3),
