@@ -34,11 +34,9 @@ import json
 import os
 import re
 import shlex
-import sqlite3
 import subprocess
 import sys
 import time
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,23 +133,6 @@ def scratch_env(tmp: Path) -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     env["COLUMNS"] = "200"
     return env
-
-
-def prepare_inputs(tmp: Path) -> None:
-    """Files the docs assume the reader has: two databases to diff (shop, before and after a call)."""
-    from awm_envs import load_environment
-
-    with load_environment("shop").instance() as inst:
-        before = inst.snapshot_sync()
-        result = inst.call_tool_sync("add_to_cart", {"product_id": 3, "quantity": 1})
-        assert not result.is_error, result.content
-        after = inst.snapshot_sync()
-    for name, image in (("before.db", before), ("after.db", after)):
-        memory = sqlite3.connect(":memory:")
-        memory.deserialize(image)
-        with closing(sqlite3.connect(tmp / name)) as out:
-            memory.backup(out)
-        memory.close()
 
 
 def check_output(block: Block, printed: str) -> None:
@@ -293,7 +274,6 @@ RUN_DOCS = sorted({b.path for b in ALL_BLOCKS if b.marker in ("run", "serve")}, 
 @pytest.mark.parametrize("doc", RUN_DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_documented_snippets_run_as_written(doc: Path, tmp_path: Path) -> None:
     env = scratch_env(tmp_path)
-    prepare_inputs(tmp_path)
     for block in parse_blocks(doc):
         if block.marker == "run":
             if block.lang in ("python", "py"):

@@ -117,6 +117,11 @@ def latency_histogram(
     return [edge(lo + i) for i in range(hi - lo)], [float(c) for c in counts]
 
 
+def _reset(report: EnvReport) -> str:
+    median = report.reset_latency_us.get("median")
+    return "-" if median is None else f"{median:.1f}"
+
+
 def _mean(xs: Sequence[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
@@ -179,7 +184,7 @@ def render_report(
         out.append(
             f"<tr><td>{_esc(r.env_id)}</td><td>{_esc(r.policy)}</td><td>{len(r.outcomes)}</td>"
             f"<td>{r.pass_rate:.0%}</td><td>{_esc(buckets)}</td><td>{_esc(rewards)}</td>"
-            f"<td>{r.env_calls_per_s:,.0f}</td><td>{r.reset_latency_us.get('median', 0):.1f}</td></tr>"
+            f"<td>{r.env_calls_per_s:,.0f}</td><td>{_reset(r)}</td></tr>"
         )
     out.append("</table>")
 

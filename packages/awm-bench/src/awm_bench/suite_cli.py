@@ -44,23 +44,6 @@ def model_slug(model: str, corruption: str | None = None) -> str:
     return f"{slug}-{corruption}" if corruption else slug
 
 
-def _progress() -> Any:
-    """A progress callback: a rich bar on a terminal, a line per 10% otherwise."""
-    from rich.console import Console
-
-    console = Console(stderr=True)
-    shown: dict[str, int] = {}
-
-    def report(label: str, done: int, total: int) -> None:
-        step = max(1, total // 10)
-        if done == total or done - shown.get(label, 0) >= step or console.is_terminal:
-            shown[label] = done
-            bar = "#" * int(30 * done / max(total, 1))
-            console.print(f"{label:<18} [{bar:<30}] {done}/{total}", highlight=False)
-
-    return report
-
-
 @click.command(name="run")
 @click.argument("names", nargs=-1, required=True)
 @click.option(
@@ -96,6 +79,13 @@ def _progress() -> Any:
     default=None,
     help="Backend for τ²'s user simulator (default: τ²'s own, openai:gpt-4.1, "
     "when OPENAI_API_KEY is set).",
+)
+@click.option(
+    "--handler",
+    default=None,
+    help="BFCLv3 native mode: bfcl-eval's own model handler, by leaderboard model name "
+    "(Qwen/Qwen3-8B-FC, Qwen/Qwen3-8B) or handler class (QwenFCHandler); default: its "
+    "generic OpenAI function-calling handler.",
 )
 @click.option(
     "--trials", type=int, default=1, show_default=True, help="Runs per task: pass^1..k (tau2)."
@@ -153,6 +143,7 @@ def run_command(
     results: Path,
     only: str,
     user_model: str | None,
+    handler: str | None,
     trials: int,
     max_steps: int | None,
     tasks: Path | None,
@@ -173,6 +164,7 @@ def run_command(
     parameters, and the summary and report record what was used.
     """
     from awm_bench.report import build_report
+    from awm_core.console import progress_callback
     from awm_core.contracts import BENCHMARK_MODES, BenchmarkConfig, benchmark_sampling
     from awm_core.errors import UnknownSubsetError
     from awm_core.llm.sampling import Sampling
@@ -186,38 +178,52 @@ def run_command(
     run_dir = results / (run_name or time.strftime("%Y%m%d-%H%M%S"))
     summaries = {}
     failed = False
-    for name in names:
-        suite = suites[name]
-        missing = suite.available()
-        if missing:
-            click.echo(f"{name}: {missing}", err=True)
-            failed = True
-            continue
-        config = BenchmarkConfig(
-            out=run_dir / name / model_slug(model, corrupt),
-            model=model,
-            modes=tuple(m for m in (modes or BENCHMARK_MODES) if m in suite.modes),
-            full=full,
-            limit=limit,
-            corruption=corrupt,
-            max_steps=max_steps,
-            only=tuple(x.strip() for x in only.split(",") if x.strip()),
-            user_model=user_model,
-            trials=trials,
-            sampling=benchmark_sampling(suite, Sampling(temperature, top_p, max_tokens, seed)),
-            tasks=tasks,
-            progress=_progress(),
+    progress = progress_callback()
+    try:
+        for name in names:
+            suite = suites[name]
+            missing = suite.available()
+            if missing:
+                click.echo(f"{name}: {missing}", err=True)
+                failed = True
+                continue
+            config = BenchmarkConfig(
+                out=run_dir / name / model_slug(model, corrupt),
+                model=model,
+                modes=tuple(m for m in (modes or BENCHMARK_MODES) if m in suite.modes),
+                full=full,
+                limit=limit,
+                corruption=corrupt,
+                max_steps=max_steps,
+                only=tuple(x.strip() for x in only.split(",") if x.strip()),
+                user_model=user_model,
+                handler=handler,
+                trials=trials,
+                sampling=benchmark_sampling(suite, Sampling(temperature, top_p, max_tokens, seed)),
+                tasks=tasks,
+                progress=progress,
+            )
+            started = time.perf_counter()
+            try:
+                summary = suite.run(config)
+            except UnknownSubsetError as exc:
+                raise click.UsageError(f"{name}: {exc}") from exc
+            summary["wall_s"] = round(time.perf_counter() - started, 2)
+            summary["sampling"] = config.sampling.to_dict()
+            summary["trials"] = trials
+            (config.out / "summary.json").write_text(
+                json.dumps(summary, indent=2), encoding="utf-8"
+            )
+            summaries[name] = summary
+    except KeyboardInterrupt:
+        click.echo(
+            f"\ninterrupted: every finished case is kept in {run_dir}; continue with "
+            f"the same command and --run {run_dir.name}",
+            err=True,
         )
-        started = time.perf_counter()
-        try:
-            summary = suite.run(config)
-        except UnknownSubsetError as exc:
-            raise click.UsageError(f"{name}: {exc}") from exc
-        summary["wall_s"] = round(time.perf_counter() - started, 2)
-        summary["sampling"] = config.sampling.to_dict()
-        summary["trials"] = trials
-        (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-        summaries[name] = summary
+        sys.exit(130)
+    finally:
+        progress.close()
     build_report(run_dir)
     if as_json:
         click.echo(json.dumps(summaries, indent=2))

@@ -184,6 +184,9 @@ class BenchmarkConfig:
     runs of each task give pass^1..pass^trials (tau2). ``tasks``: a benchmark's own
     task file or folder to run instead of the offline set (MCP-Universe).
     ``max_steps``: the agent's step limit; None keeps each benchmark's own (τ² 200).
+    ``handler``: the benchmark harness's own model handler for native mode, by name
+    (BFCLv3: a bfcl-eval model name such as ``Qwen/Qwen3-8B-FC``, or a handler class);
+    None keeps the benchmark's default.
     ``sampling``: what the model decodes with, the benchmark's own defaults (its
     ``sampling`` attribute) with the run's ``--temperature/--top-p/--max-tokens/--seed``
     over them; trial ``n`` samples with seed ``seed + n``.
@@ -199,6 +202,7 @@ class BenchmarkConfig:
     only: tuple[str, ...] = ()
     trials: int = 1
     user_model: str | None = None
+    handler: str | None = None
     tasks: Path | None = None
     progress: Progress | None = None
     sampling: Sampling = Sampling()

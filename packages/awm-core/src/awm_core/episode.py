@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -489,13 +489,17 @@ async def run_episode(
     *,
     settings: EpisodeSettings = EpisodeSettings(),
     env_id: str = "",
+    on_step: Callable[[Trajectory], None] | None = None,
 ) -> Trajectory:
     """Run one episode and return its :class:`Trajectory` (it never raises for agent faults).
 
     ``settings`` (:class:`EpisodeSettings`): step budget, history window, tool-call
-    format, step checks, system prompt and leniency.
+    format, step checks, system prompt and leniency. ``on_step`` sees the trajectory
+    after every step (the same object, growing), so a caller can keep it as it goes.
     """
     run = EpisodeRun(session, task, settings=settings, policy_name=policy.name, env_id=env_id)
+    if on_step is not None:
+        on_step(run.trajectory)
     while not run.done:
         started = time.perf_counter()
         try:
@@ -504,6 +508,8 @@ async def run_episode(
             index = len(run.trajectory.steps)
             return run.end(Termination.MODEL_ERROR, f"step {index}: {type(exc).__name__}: {exc}")
         await run.step(response, latency_s=time.perf_counter() - started)
+        if on_step is not None:
+            on_step(run.trajectory)
     return run.trajectory
 
 

@@ -22,7 +22,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +149,58 @@ def print_trajectory(traj: Trajectory, console: Console) -> None:
     )
 
 
+RUNS_ENV = "AWM_RUNS"
+"""Where ``awm run`` keeps its runs when no ``--out`` is given (default ``./runs``)."""
+
+
+class _Keeper:
+    """Keeps one episode's trajectory on disk while it grows (each write replaces the file
+    whole, so a kill leaves the last complete step, never half a file)."""
+
+    def __init__(self, out: Path | None, save: bool) -> None:
+        self.out = out
+        self.save = save
+        self.path: Path | None = None
+        self._last: Trajectory | None = None
+
+    def name(self, env_id: str, task_id: str) -> None:
+        if not self.save:
+            return
+        if self.out is not None:
+            self.path = self.out
+            return
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in f"{env_id}-{task_id}")
+        self.path = Path(os.environ.get(RUNS_ENV) or "runs") / f"{stamp}-{slug}" / "trajectory.json"
+
+    def keep(self, traj: Trajectory) -> None:
+        self._last = traj
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_name(self.path.name + ".partial")
+        partial.write_text(traj.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        partial.replace(self.path)
+
+    def interrupted(self) -> Path | None:
+        """Mark the kept trajectory as stopped by the user; where it is (None: not kept)."""
+        if self._last is None or self.path is None:
+            return None
+        self._last.termination = Termination.INTERRUPTED
+        self._last.termination_reason = "stopped by the user (Ctrl-C)"
+        self.keep(self._last)
+        return self.path
+
+
+async def _save_db(session: EnvSession, path: Path) -> None:
+    snapshot = getattr(session, "snapshot", None)
+    image = await snapshot() if snapshot is not None else None
+    if image is None:
+        raise AWMError("this environment has no database to save (--save-db)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(image)
+
+
 @click.command(name="run")
 @click.option(
     "--model",
@@ -172,7 +226,20 @@ def print_trajectory(traj: Trajectory, console: Console) -> None:
     "--out",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     default=None,
-    help="Also write the trajectory as JSON to this file (input of awm verify run).",
+    help="Keep the trajectory in this file instead of RUNS/STAMP-ENV-TASK/trajectory.json.",
+)
+@click.option(
+    "--save/--no-save",
+    default=True,
+    show_default=True,
+    help=f"Keep the trajectory (step by step) in ${RUNS_ENV} (default ./runs) or --out.",
+)
+@click.option(
+    "--save-db",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write the database before and after the episode as DIR/before.db and "
+    "DIR/after.db (awm verify diff DIR/before.db DIR/after.db).",
 )
 def run_command(
     spec: str,
@@ -189,16 +256,21 @@ def run_command(
     lenient: bool,
     as_json: bool,
     out: Path | None,
+    save: bool,
+    save_db: Path | None,
 ) -> None:
     """Run one episode of a model (or the reference solution) in an environment.
 
-    ENV is an environment id (awm envs list) or a bundle folder. --out
-    FILE writes the trajectory for awm verify run --env ENV FILE. Exits 1
-    when the model failed (the episode ended in model_error) and 2 when the
-    model or the environment cannot be set up (a missing key or extra).
+    ENV is an environment id (awm envs list) or a bundle folder. The trajectory is
+    kept as it grows, after every step, in RUNS/STAMP-ENV-TASK/trajectory.json
+    (RUNS: $AWM_RUNS, default ./runs) or --out FILE: the input of `awm view` and
+    `awm verify run`. Ctrl-C keeps the steps so far (termination: interrupted).
+    Exits 1 when the model failed (the episode ended in model_error), 2 when the
+    model or the environment cannot be set up (a missing key or extra), 130 on Ctrl-C.
     """
     if max_steps < 1:
         raise click.BadParameter("must be at least 1", param_hint="--max-steps")
+    keeper = _Keeper(out, save or out is not None)
 
     async def go() -> Trajectory:
         policy: ActingPolicy | None = None
@@ -211,6 +283,9 @@ def run_command(
         session, tasks, canonical_id = await open_environment(env_id)
         try:
             task = pick_task(tasks, task_id, instruction)
+            keeper.name(canonical_id, task.id)
+            if save_db is not None:
+                await _save_db(session, save_db / "before.db")
             if policy is None:
                 if not task.reference_solution:
                     raise AWMError(f"task {task.id!r} has no reference solution to replay")
@@ -222,24 +297,35 @@ def run_command(
                 checks=StepChecks(require_reasoning=require_reasoning),
                 lenient=lenient,
             )
-            return await run_episode(policy, session, task, settings=settings, env_id=canonical_id)
+            traj = await run_episode(
+                policy, session, task, settings=settings, env_id=canonical_id, on_step=keeper.keep
+            )
+            if save_db is not None:
+                await _save_db(session, save_db / "after.db")
+            return traj
         finally:
             close = getattr(session, "aclose", None)
             if close is not None:
                 await close()
 
-    traj = asyncio.run(go())
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(traj.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    try:
+        traj = asyncio.run(go())
+    except KeyboardInterrupt:
+        kept = keeper.interrupted()
+        where = f"; the steps so far are in {kept}" if kept else ""
+        click.echo(f"\ninterrupted{where}", err=True)
+        sys.exit(130)
+    keeper.keep(traj)
     if as_json:
         click.echo(traj.model_dump_json(indent=2))
     else:
         from awm_core.console import make_console
 
         print_trajectory(traj, make_console())
-        if out is not None:
-            click.echo(f"trajectory written to {out}")
+        if keeper.path is not None:
+            click.echo(f"trajectory written to {keeper.path} (awm view / awm verify run it)")
+        if save_db is not None:
+            click.echo(f"databases: awm verify diff {save_db / 'before.db'} {save_db / 'after.db'}")
     if traj.termination is Termination.MODEL_ERROR:
         click.echo(f"error: the model failed: {traj.termination_reason}", err=True)
         sys.exit(1)

@@ -23,6 +23,18 @@ import pytest
 from awm_core.plugins import check, load_plugins, pm
 
 
+@pytest.fixture(autouse=True)
+def _runs_outside_the_checkout(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``awm run`` keeps every run under ``$AWM_RUNS`` (default ``./runs``): a test's runs
+    go to a temporary folder, never into the working directory it was started from."""
+    import os
+
+    if "AWM_RUNS" not in os.environ:
+        monkeypatch.setenv("AWM_RUNS", str(tmp_path_factory.mktemp("awm-runs")))
+
+
 @pytest.fixture
 def register_plugin() -> Iterator[Callable[..., object]]:
     load_plugins()

@@ -24,6 +24,7 @@ from awm_envs.verifiers.pool import VerifierPool
 from awm_verify.reliability import reliability_report
 from awm_verify.replay import ReplayReport, replay_trajectory
 from awm_verify.rewards import resolve_reward
+from awm_verify.verify import VerificationReport
 
 if TYPE_CHECKING:
     from awm_envs import Environment
@@ -129,7 +130,12 @@ def diff_command(before: Path, after: Path, as_json: bool, max_rows: int, max_ch
 
 
 @verify_group.command(name="run")
-@click.option("--env", "env_ref", required=True, help="Environment id or bundle folder.")
+@click.option(
+    "--env",
+    "env_ref",
+    default=None,
+    help="Environment id or bundle folder (default: the one the trajectory names).",
+)
 @click.option("--task", "task_id", default=None, help="Task id (default: the trajectory's).")
 @click.argument("trajectory_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
@@ -141,22 +147,36 @@ def diff_command(before: Path, after: Path, as_json: bool, max_rows: int, max_ch
 )
 @click.option("--model", default=None, help="Judge model spec, e.g. openai:gpt-4o.")
 @click.option("--reward", "reward_spec", default="default", show_default=True)
+@click.option(
+    "--save/--no-save",
+    default=True,
+    show_default=True,
+    help="Write the verdict into the trajectory file (metadata.verdict), for awm view.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def run_command(
-    env_ref: str,
+    env_ref: str | None,
     task_id: str | None,
     trajectory_file: Path,
     judge_name: str | None,
     model: str | None,
     reward_spec: str,
+    save: bool,
     as_json: bool,
 ) -> None:
     """Replay a trajectory, run the task's verifier, judge it and print the reward.
 
-    TRAJECTORY_FILE is what awm run --out FILE writes. The default judge,
-    code, needs no model; with --model it is code+llm.
+    TRAJECTORY_FILE is what awm run keeps (runs/.../trajectory.json, or --out FILE).
+    The environment is the one the trajectory was recorded in unless --env says
+    otherwise. The default judge, code, needs no model; with --model it is
+    code+llm. The verdict (label, reward, reasoning, verifier result, database
+    diff) is written back into a one-trajectory .json file, so awm view shows it.
     """
     (trajectory,) = load_trajectories(trajectory_file)[:1]
+    if env_ref is None:
+        if not trajectory.env_id:
+            raise click.UsageError("the trajectory names no environment: pass --env ENV")
+        env_ref = trajectory.env_id
     if judge_name is None:
         judge_name = default_judge(model)
     judge = _judge(judge_name, model)
@@ -166,6 +186,18 @@ def run_command(
     verdict = asyncio.run(judge.judge(request))
     reward = reward_fn(verdict, trajectory)
     v = request.verification
+    saved = save and _save_verdict(
+        trajectory_file,
+        trajectory,
+        VerificationReport(
+            env_id=trajectory.env_id,
+            task_id=request.task.id,
+            verdict=verdict,
+            reward=reward,
+            verification=v,
+            diff=request.diff,
+        ),
+    )
     if as_json:
         _emit(
             {
@@ -195,6 +227,24 @@ def run_command(
             click.echo(f"  {line}")
     if request.diff is not None:
         click.echo(request.diff.render())
+    if saved:
+        click.echo(f"verdict saved in {trajectory_file} (awm view {trajectory_file})")
+
+
+def _save_verdict(path: Path, trajectory: Trajectory, report: VerificationReport) -> bool:
+    """Write the verdict into ``path`` when it holds this one trajectory as JSON (a
+    ``.jsonl`` or a list holds several: left as it is). True when written."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if path.suffix != ".json" or not isinstance(data, dict):
+        return False
+    trajectory.metadata["verdict"] = report.to_record()
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(trajectory.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    partial.replace(path)
+    return True
 
 
 @verify_group.command(name="reliability")

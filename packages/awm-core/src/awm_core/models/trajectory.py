@@ -19,6 +19,7 @@ class Termination(StrEnum):
     FORMAT_ERROR = "format_error"  # a step-level format check failed (early termination)
     ENVIRONMENT_ERROR = "environment_error"  # the environment failed, not the agent
     MODEL_ERROR = "model_error"  # the LLM backend failed after its retries
+    INTERRUPTED = "interrupted"  # the user stopped it (Ctrl-C); the steps so far are kept
 
 
 class TokenUsage(BaseModel):
