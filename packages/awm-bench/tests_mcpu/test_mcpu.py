@@ -92,7 +92,11 @@ def test_the_awm_episode_sees_mcp_universes_tools_and_output_format_prompt(
 
     answer = asyncio.run(opened())
     assert [t["name"] for t in answer["tools"]] == ["calculator__calculate", "echo__echo_tool"]
-    assert answer["instruction"].startswith(task.question)
+    # the instruction is the function_call agent's own prompt: the benchmark's role, the
+    # question, MCP-Universe's output-format prompt
+    assert answer["request"]["messages"] == [{"role": "user", "content": answer["instruction"]}]
+    assert task.agent["instruction"] in answer["instruction"]
+    assert task.question in answer["instruction"]
     assert _output_format_prompt(task.output_format) in answer["instruction"]
 
 
@@ -129,11 +133,11 @@ def test_any_mcp_universe_task_folder_runs_with_its_oracle(
 
 
 def _answerer(messages: list[Message]) -> ChatResponse:
-    """Answers calculator_task_0001 without tools, in each harness's final-answer format."""
+    """Answers calculator_task_0001 without tools, in MCP-Universe's final-answer format
+    (the prompt both modes show the model)."""
     answer = {"total_cost": 2465}
-    if "## Final Answer Format" in messages[0].content:  # MCP-Universe's own prompt
-        return ChatResponse(content=json.dumps({"thought": "348*7+29", "answer": answer}))
-    return ChatResponse(content=json.dumps(answer))
+    assert any("## Final Answer Format" in m.content for m in messages)  # in both modes
+    return ChatResponse(content=json.dumps({"thought": "348*7+29", "answer": answer}))
 
 
 def test_a_model_behind_awms_openai_server_is_scored_in_both_modes_and_resumes(

@@ -25,7 +25,10 @@ DOMAINS = ("calculator", "echo", "date", "multi_server")
 """The offline set's domains, one benchmark YAML each."""
 
 ORACLE_FILE = "oracle.json"
-RESULT_REF = re.compile(r"\$result\[(\d+)\]")
+RESULT_REF = re.compile(r"\$result\[(\d+)\]((?:\.[A-Za-z_]\w*|\[\d+\])*)")
+"""``$result[i]``, optionally followed by a path into the result's JSON
+(``$result[1].places[0].name``)."""
+PATH_STEP = re.compile(r"\.([A-Za-z_]\w*)|\[(\d+)\]")
 
 # MCP-Universe's function_call agent finishes with this JSON (its function_call_prompt.j2)
 FINAL_ANSWER_KEYS = ("thought", "answer")
@@ -204,19 +207,43 @@ def _parsed(text: str) -> Any:
         return text
 
 
+def _walk(value: Any, path: str) -> Any:
+    """``value`` followed along ``path`` (``.key`` and ``[index]`` steps); ``""`` where
+    a step does not exist (a failed call's error text has no fields)."""
+    for key, index in PATH_STEP.findall(path):
+        if key and isinstance(value, dict) and key in value:
+            value = value[key]
+        elif index and isinstance(value, list) and int(index) < len(value):
+            value = value[int(index)]
+        else:
+            return ""
+    return value
+
+
 def fill_answer(answer: Any, results: Sequence[str]) -> Any:
     """The oracle's answer with ``$result[i]`` replaced by the i-th call's result text:
     a string that is only the reference becomes the result parsed as JSON (when it is
-    JSON), a reference inside a longer string the raw text; a missing result is ``""``."""
+    JSON), a reference inside a longer string the raw text; a missing result is ``""``.
+    A path after the reference (``$result[2].places[0].name``) picks a value out of
+    the parsed result (``""`` when it is not there)."""
 
-    def text(i: int) -> str:
-        return results[i] if i < len(results) else ""
+    def value(match: re.Match[str]) -> Any:
+        i, path = int(match.group(1)), match.group(2)
+        text = results[i] if i < len(results) else ""
+        return _walk(_parsed(text), path) if path else _parsed(text)
+
+    def inline(match: re.Match[str]) -> str:
+        found = value(match)
+        if not match.group(2):
+            i = int(match.group(1))
+            return results[i] if i < len(results) else ""
+        return found if isinstance(found, str) else json.dumps(found)
 
     if isinstance(answer, str):
         whole = RESULT_REF.fullmatch(answer)
         if whole:
-            return _parsed(text(int(whole.group(1))))
-        return RESULT_REF.sub(lambda m: text(int(m.group(1))), answer)
+            return value(whole)
+        return RESULT_REF.sub(inline, answer)
     if isinstance(answer, list):
         return [fill_answer(a, results) for a in answer]
     if isinstance(answer, dict):

@@ -9,22 +9,39 @@ Requests (``{"op": ..., ...}``), each answered with ``{"ok": true, ...}`` or
 ``{"ok": false, "error": ...}``:
 
 - ``version``: mcpuniverse's version.
+- ``needs`` (``task``, ``agent``, ``servers``, ``op_servers``, ``op_env``): what the
+  task needs that is not set up, starting nothing: each server's (from MCP-Universe's
+  server list) unset template variables and missing command, the variables its question
+  and evaluators leave unrendered, and those the evaluator ops need (``op_servers`` /
+  ``op_env``: op-name prefix to servers / variables, awm's table).
 - ``open`` (``task``, ``agent``): load the task (``Task``), run its ``prepare``,
   start its servers through MCP-Universe's ``function_call`` agent (its MCP manager
-  and clients) and return the prompt and the tools, named ``{server}__{tool}``.
+  and clients), and return the agent's first request as the agent itself builds it
+  (its prompt and its function-calling tools, recorded by running the agent against
+  an LLM that records and stops) and the tools, named ``{server}__{tool}``.
 - ``call`` (``name``, ``arguments``): call a tool the way the ``function_call`` agent
   does (``BaseAgent.call_tool``, traced) and return the text the agent would read.
-- ``evaluate`` (``answer``): score the answer with the task's own evaluators
-  (``Task.evaluate``), then reset (``Task.reset`` with the calls' trace) and clean up.
+- ``evaluate`` (``answer``): read the final message as the agent reads its own (the
+  ``answer`` of its closing ``{"thought", "answer"}`` JSON; any other text as it is),
+  score it with the task's own evaluators (``Task.evaluate``), then reset
+  (``Task.reset`` with the calls' trace) and clean up.
 - ``native`` (``task``, ``agent``, ``llm``): MCP-Universe's own ``BenchmarkRunner``
   on the one task, its ``function_call`` agent, an ``openai`` LLM at ``llm.base_url``.
+
+``AWM_MCPU_SERVERS`` (the path of a server list in MCP-Universe's own
+``server_list.json`` format) adds to and replaces entries of MCP-Universe's built-in
+list for every ``MCPManager`` of the driver (the agent's, the runner's and the ones
+the evaluators build), so a server can be swapped for a local stand-in.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
+import re
+import shutil
 import sys
 import tempfile
 import traceback
@@ -32,6 +49,8 @@ from typing import Any, TextIO
 
 AGENT_NAME = "awm-agent"
 LLM_NAME = "awm-llm"
+SERVERS_ENV = "AWM_MCPU_SERVERS"
+TEMPLATE_VAR = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
 
 def _agent_config(agent: dict[str, Any], servers: list[dict[str, Any]]) -> dict[str, Any]:
@@ -39,6 +58,31 @@ def _agent_config(agent: dict[str, Any], servers: list[dict[str, Any]]) -> dict[
     config["servers"] = servers
     config.setdefault("max_iterations", 20)
     return config
+
+
+def use_server_list(path: str) -> None:
+    """Every ``MCPManager`` built without a config of its own reads MCP-Universe's
+    built-in server list with the entries of ``path`` added over it."""
+    from mcpuniverse.mcp import manager
+
+    builtin = os.path.join(os.path.dirname(os.path.realpath(manager.__file__)), "configs")
+    with open(os.path.join(builtin, "server_list.json"), encoding="utf-8") as f:
+        merged = json.load(f)
+    with open(path, encoding="utf-8") as f:
+        merged.update(json.load(f))
+    load_configs = manager.MCPManager.load_configs
+
+    def load_merged(self: Any, config: Any = None) -> None:
+        load_configs(self, copy.deepcopy(merged) if config in (None, "") else config)
+
+    manager.MCPManager.load_configs = load_merged
+
+
+def _task_servers(req: dict[str, Any], task: Any) -> list[dict[str, Any]]:
+    """The servers the agent gets: the task's own when it says so, else the benchmark's."""
+    if task.use_specified_server():
+        return list(task.get_mcp_servers())
+    return list(req.get("servers") or task.get_mcp_servers())
 
 
 def _tool_text(response: Any) -> tuple[str, bool]:
@@ -73,9 +117,7 @@ async def op_open(state: dict[str, Any], req: dict[str, Any]) -> dict[str, Any]:
     context = Context()
     task = Task(req["task"], context=context)
     await task.prepare()
-    servers = list(req.get("servers") or task.get_mcp_servers())
-    if task.use_specified_server():
-        servers = list(task.get_mcp_servers())
+    servers = _task_servers(req, task)
     agent = FunctionCall(
         MCPManager(context=context), None, _agent_config(req.get("agent") or {}, servers)
     )
@@ -91,12 +133,40 @@ async def op_open(state: dict[str, Any], req: dict[str, Any]) -> dict[str, Any]:
         for server, listed in agent._tools.items()
         for tool in listed
     ]
-    question = task.get_question()
-    output_format = task.get_output_format()
-    if output_format is not None:
-        # what the function_call agent appends to the question (BaseAgent's prompt)
-        question += "\n" + agent._get_output_format_prompt(output_format)
-    return {"instruction": question, "tools": tools}
+    request = await _first_request(agent, task)
+    return {"instruction": request["messages"][0]["content"], "request": request, "tools": tools}
+
+
+class _FirstRequest:
+    """Sits in the agent's LLM seat: keeps the first request and answers None, on which
+    the function_call agent stops at once."""
+
+    def __init__(self) -> None:
+        self.request: dict[str, Any] = {}
+
+    def generate(self, messages: list[dict[str, Any]], **kwargs: Any) -> None:
+        if not self.request:
+            self.request = {"messages": copy.deepcopy(messages), "tools": kwargs.get("tools")}
+
+    def dump_config(self) -> dict[str, Any]:
+        return {}
+
+
+async def _first_request(agent: Any, task: Any) -> dict[str, Any]:
+    """The agent's first request for ``task``, as its own ``execute`` builds it (the
+    ``BenchmarkRunner`` call): its prompt as the one user message, its tools."""
+    from mcpuniverse.tracer import Tracer
+
+    recorder = _FirstRequest()
+    agent._llm = recorder
+    try:
+        await agent.execute(
+            task.get_question(), output_format=task.get_output_format(), tracer=Tracer()
+        )
+    finally:
+        agent._llm = None
+        agent.reset()
+    return recorder.request
 
 
 async def op_call(state: dict[str, Any], req: dict[str, Any]) -> dict[str, Any]:
@@ -127,12 +197,69 @@ def _results(evaluations: list[Any]) -> list[dict[str, Any]]:
     ]
 
 
+async def _agents_answer(agent: Any, text: str) -> str:
+    """What the function_call agent makes of ``text`` as its final message: the
+    ``answer`` of its closing JSON (as the runner reads a response), else ``text``."""
+    from mcpuniverse.tracer import Tracer
+
+    response = await agent._handle_content_response(text.strip(), [], 0, [], Tracer())
+    agent.reset()
+    return text if response is None else str(response.get_response_str())
+
+
 async def op_evaluate(state: dict[str, Any], req: dict[str, Any]) -> dict[str, Any]:
     episode: Episode = state["episode"]
-    evaluations = await episode.task.evaluate(req.get("answer") or "")
+    answer = await _agents_answer(episode.agent, req.get("answer") or "")
+    evaluations = await episode.task.evaluate(answer)
     await episode.task.reset(episode.collector.get(episode.tracer.trace_id))
     await _close(state)
-    return {"results": _results(evaluations)}
+    return {"results": _results(evaluations), "answer": answer}
+
+
+def _unset(*texts: Any) -> list[str]:
+    """The ``{{ VAR }}`` left in MCP-Universe's rendered templates."""
+    found = TEMPLATE_VAR.findall(json.dumps(texts, default=str))
+    return sorted(set(found) - {"PORT"})
+
+
+def _server_needs(manager: Any, name: str, why: str) -> dict[str, Any]:
+    from mcpuniverse.mcp.config import ServerConfig
+
+    need: dict[str, Any] = {"server": name, "why": why, "unknown": False, "env": []}
+    need["command"], need["command_missing"] = "", False
+    raw = getattr(manager, "_raw_configs", {}).get(name)
+    if raw is None:
+        need["unknown"] = True
+        return need
+    config = ServerConfig.from_dict(copy.deepcopy(raw))
+    config.render_template(params=None)  # what build_client does before it starts one
+    need["env"] = _unset(config.list_unspecified_params())
+    need["command"] = config.stdio.command
+    need["command_missing"] = bool(config.stdio.command) and not shutil.which(config.stdio.command)
+    return need
+
+
+async def op_needs(state: dict[str, Any], req: dict[str, Any]) -> dict[str, Any]:
+    from mcpuniverse.benchmark.task import Task
+    from mcpuniverse.mcp.manager import MCPManager
+
+    task = Task(req["task"])
+    manager = MCPManager()
+    wanted = {str(s["name"]): "the agent's servers" for s in _task_servers(req, task)}
+    ops = [e._config.op for e in task.get_evaluators() if e._config.op]
+    env: set[str] = set()
+    for op in ops:
+        for prefix, names in (req.get("op_servers") or {}).items():
+            if op.startswith(prefix):
+                for name in names:
+                    wanted.setdefault(name, f"the evaluator {op}")
+        for prefix, names in (req.get("op_env") or {}).items():
+            if op.startswith(prefix):
+                env.update(n for n in names if not os.environ.get(n))
+    configs = [e._config for e in task.get_evaluators()]
+    env.update(_unset(task.get_question(), [(c.value, c.op_args) for c in configs]))
+    servers = [_server_needs(manager, name, why) for name, why in wanted.items()]
+    return {"servers": servers, "env": sorted(env)}
 
 
 async def _close(state: dict[str, Any]) -> None:
@@ -178,7 +305,7 @@ async def op_native(state: dict[str, Any], req: dict[str, Any]) -> dict[str, Any
 
     await _close(state)
     task = Task(req["task"])
-    servers = list(req.get("servers") or task.get_mcp_servers())
+    servers = _task_servers(req, task)
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
         f.write(_benchmark_yaml(req, servers))
     try:
@@ -216,6 +343,7 @@ async def op_version(state: dict[str, Any], req: dict[str, Any]) -> dict[str, An
 
 OPS = {
     "version": op_version,
+    "needs": op_needs,
     "open": op_open,
     "call": op_call,
     "evaluate": op_evaluate,
@@ -251,6 +379,8 @@ def main() -> None:
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    if os.environ.get(SERVERS_ENV):
+        use_server_list(os.environ[SERVERS_ENV])
     asyncio.run(serve(out))
 
 

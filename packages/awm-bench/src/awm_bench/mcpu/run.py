@@ -24,6 +24,7 @@ from awm_bench.mcpu.cases import (
     task_success,
 )
 from awm_bench.mcpu.oracle import NO_GROUND_TRUTH, OracleBackend, OraclePolicy, reference_steps
+from awm_bench.mcpu.services import require_services
 from awm_bench.mcpu.upstream import Driver
 from awm_core.contracts import BenchmarkConfig
 from awm_core.episode import ActingPolicy, Policy
@@ -81,6 +82,7 @@ async def _run(config: BenchmarkConfig, tasks: list[McpuTask]) -> dict[str, Any]
     }
     with BackgroundServer(build_backend_app(backend, model_name=NATIVE_MODEL)) as server:
         async with Driver(config.out / "mcpuniverse-driver.log") as driver:
+            await require_services(driver, tasks)  # every key and command, before any task
             for mode in config.modes:
                 started = time.perf_counter()
                 journal = Journal(
@@ -141,10 +143,12 @@ async def _awm(
         def policy_for(awm_task: Task, session: McpuSession) -> ActingPolicy:
             return Policy(backend)  # decoded with config.sampling (the backend applies it)
 
-    # the oracle's steps: list_tools, each call, the answer
-    steps = len(calls) + 2 if config.model == "oracle" else config.max_steps or MCPU_MAX_STEPS
+    agent = agent_config(config, task)
+    # the oracle's steps: list_tools, each call, the answer; a model's: list_tools and
+    # the agent's iterations (the budget MCP-Universe's prompt states)
+    steps = len(calls) + 2 if config.model == "oracle" else int(agent["max_iterations"]) + 1
     settings = replace(MCPU_SETTINGS, max_steps=max(steps, 2))
-    run = await run_task_awm(driver, task, policy_for, settings=settings)
+    run = await run_task_awm(driver, task, policy_for, settings=settings, agent=agent)
     return {
         "results": run.results,
         "answer": run.answer,
@@ -157,12 +161,7 @@ async def _awm(
 async def _native(
     config: BenchmarkConfig, driver: Driver, task: McpuTask, base_url: str
 ) -> dict[str, Any]:
-    agent = dict(task.agent)
-    # the oracle needs one iteration per call and one to answer; a model gets --max-steps
-    if config.model == "oracle" or config.max_steps is None:
-        agent.setdefault("max_iterations", MCPU_MAX_STEPS)
-    else:
-        agent["max_iterations"] = config.max_steps
+    agent = agent_config(config, task)
     llm = {
         "model": NATIVE_MODEL,
         "base_url": base_url,
@@ -173,6 +172,19 @@ async def _native(
         "native", task=str(task.path), agent=agent, servers=list(task.servers), llm=llm
     )
     return {"results": out["results"], "answer": out.get("answer"), "calls": out.get("calls")}
+
+
+def agent_config(config: BenchmarkConfig, task: McpuTask) -> dict[str, Any]:
+    """The function_call agent's config in both modes: the benchmark's, its
+    ``max_iterations`` from ``--max-steps`` for a model, else the benchmark's own (or
+    :data:`MCPU_MAX_STEPS`); the oracle keeps the benchmark's (it needs one iteration per
+    call and one to answer)."""
+    agent = dict(task.agent)
+    if config.model == "oracle" or config.max_steps is None:
+        agent.setdefault("max_iterations", MCPU_MAX_STEPS)
+    else:
+        agent["max_iterations"] = config.max_steps
+    return agent
 
 
 def _llm_sampling(config: BenchmarkConfig) -> dict[str, Any]:

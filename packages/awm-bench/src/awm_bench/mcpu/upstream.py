@@ -23,6 +23,10 @@ from awm_core.errors import AWMError
 
 MCPU_VERSION = "1.1.3"
 PYTHON_ENV = "AWM_MCPU_PYTHON"
+SERVERS_ENV = "AWM_MCPU_SERVERS"
+"""A server list in MCP-Universe's ``server_list.json`` format whose entries the driver
+adds over MCP-Universe's built-in list (a server swapped for a local stand-in, a
+self-hosted one); :mod:`awm_bench.mcpu.driver` reads it from its environment."""
 DEFAULT_VENV = Path.home() / ".cache" / "awm" / f"mcpuniverse-{MCPU_VERSION}"
 INSTALL_HINT = (
     f"mcpuniverse=={MCPU_VERSION} needs its own venv (it pins mcp 1.13; awm needs mcp 2.x): "
