@@ -70,3 +70,51 @@ def test_demo_writes_an_html_report_with_charts(demo_run: DemoRun) -> None:
     assert "Reward by complexity bucket" in html and "Tool-call latency" in html
     assert "wishlist_bargains" in html  # per-task outcomes table
     assert json.loads((out / "summary.json").read_text())["reference_pass_rate"] == 1.0
+
+
+def test_demo_keeps_every_episode_for_awm_view(demo_run: DemoRun) -> None:
+    from awm_core.models import Trajectory
+
+    summary = json.loads(demo_run[0].stdout)
+    kept = [
+        Trajectory.model_validate_json(line)
+        for line in (demo_run[1] / "trajectories.jsonl").read_text().splitlines()
+    ]
+    assert len(kept) == sum(e["tasks"] for e in summary["environments"])
+    assert all(t.metadata["verdict"]["label"] == "Completed" for t in kept)
+
+
+def test_ctrl_c_in_the_demo_keeps_the_finished_steps(tmp_path: Path) -> None:
+    """SIGINT while validation runs in a worker thread (it used to hold the exit for
+    12 s and drop the synthesis that had finished): exit 130 within two seconds, no
+    traceback, and the summary on disk holds what finished."""
+    import signal
+    import time
+
+    from awm_core.testing import wait_until
+
+    out = tmp_path / "demo"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "awm_core.cli", "demo", "--no-local", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+    )
+
+    def synthesized() -> bool:
+        try:
+            return bool(json.loads((out / "summary.json").read_text())["synthesis"])
+        except (OSError, ValueError, KeyError):
+            return False
+
+    wait_until(synthesized, timeout=300, what="the synthesis step written")
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    _, stderr = proc.communicate(timeout=60)
+    stopped_s = time.monotonic() - sent
+    assert proc.returncode == 130, stderr[-2000:]
+    assert stopped_s < 2.0, f"took {stopped_s:.1f} s to stop"
+    assert "Traceback" not in stderr and "interrupted" in stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["synthesis"]["status"] == "shipped" and (out / "report.html").is_file()

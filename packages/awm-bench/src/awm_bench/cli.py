@@ -68,7 +68,7 @@ def demo(
     reference solution plus a real small model on the CPU, and the judge is the
     sandboxed verifier. Writes OUT/report.html and OUT/summary.json.
     """
-    from awm_bench.demo import DemoConfig, print_summary, run_demo
+    from awm_bench.demo import DemoConfig, InterruptedDemo, print_summary, run_demo
 
     console = make_console(stderr=as_json)  # logs and CI: wide enough for the summary table
     config = DemoConfig(
@@ -80,7 +80,21 @@ def demo(
         local_tasks=local_tasks,
         workers=workers,
     )
-    result = run_demo(config, console)
+    try:
+        result = run_demo(config, console)
+    except InterruptedDemo:
+        import os
+
+        click.echo(
+            f"\ninterrupted: the finished steps are kept in {out} (report.html, "
+            "summary.json, trajectories.jsonl)",
+            err=True,
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # a step running in a worker thread (validation) would hold the exit until it
+        # finishes; everything finished is on disk, and sandbox workers die with this process
+        os._exit(130)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:

@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,12 +21,12 @@ from rich.console import Console
 from rich.table import Table
 
 from awm_bench.cli import DEFAULT_CATALOG_ENVS
-from awm_bench.evaluate import EnvReport, evaluate_environment
+from awm_bench.evaluate import EnvReport, EpisodeOutcome, evaluate_environment
 from awm_bench.report_html import render_report
 from awm_core import get_backend, get_judge
 from awm_core.contracts import default_judge
 from awm_core.episode import EpisodeSettings, Policy, ReferencePolicy
-from awm_core.models import Task
+from awm_core.models import Task, Trajectory
 
 LOCAL_AGENT_SETTINGS = EpisodeSettings(max_steps=6)
 """The local SmolLM2 agent's episodes: a short step budget keeps the demo within minutes."""
@@ -94,10 +95,68 @@ def _synthesize(out: Path, backend: str) -> tuple[Path | None, dict[str, Any]]:
     return synthesize_one(out / "synth", backend)
 
 
-async def _run(config: DemoConfig, console: Console) -> DemoResult:
-    result = DemoResult()
+class InterruptedDemo(KeyboardInterrupt):
+    """Ctrl-C during the demo; ``result`` holds the steps that finished (already written)."""
+
+    def __init__(self, result: DemoResult) -> None:
+        super().__init__()
+        self.result = result
+
+
+def _keep(out: Path, kept: list[Trajectory]) -> Callable[[EpisodeOutcome, Trajectory], None]:
+    """Append each finished episode (with its verdict and the model's raw text) to
+    ``out/trajectories.jsonl`` the moment it ends, for ``awm view``."""
+
+    def keep(outcome: EpisodeOutcome, trajectory: Trajectory) -> None:
+        kept.append(trajectory)
+        with (out / "trajectories.jsonl").open("a", encoding="utf-8") as fh:
+            fh.write(trajectory.model_dump_json() + "\n")
+
+    return keep
+
+
+def _wrote(trajectory: Trajectory | None) -> str:
+    """What the model wrote in the turn that broke the format, shortened for one line."""
+    if trajectory is None:
+        return ""
+    for step in trajectory.steps:
+        if step.violation:
+            text = " ".join((step.assistant.content or "").split())
+            return f'; it wrote: "{text[:120]}{"…" if len(text) > 120 else ""}"'
+    return ""
+
+
+def _write_outputs(result: DemoResult, config: DemoConfig, judge: str, started: float) -> None:
+    """``summary.json`` and ``report.html`` of what has finished so far (after every step,
+    so an interrupted demo keeps its finished steps)."""
+    result.wall_s = time.perf_counter() - started
+    facts = {
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "wall time": f"{result.wall_s:.1f} s",
+        "judge": f"{judge} ({config.model})" if config.model else judge,
+        "notes": "; ".join(result.notes) or "-",
+    }
+    html = render_report(
+        title="awm demo",
+        reports=result.reports,
+        synthesis=result.synthesis,
+        validation=result.validation,
+        facts=facts,
+    )
+    path = config.out / "report.html"
+    path.write_text(html, encoding="utf-8")
+    (config.out / "summary.json").write_text(
+        json.dumps(result.to_json(), indent=2), encoding="utf-8"
+    )
+    result.report_path = path
+
+
+async def _run(config: DemoConfig, console: Console, result: DemoResult) -> DemoResult:
     started = time.perf_counter()
     config.out.mkdir(parents=True, exist_ok=True)
+    (config.out / "trajectories.jsonl").unlink(missing_ok=True)
+    kept: list[Trajectory] = []
+    judge = default_judge(config.model)
     env_refs: list[str | Path] = list(config.catalog_envs)
 
     if config.synthesize:
@@ -112,6 +171,7 @@ async def _run(config: DemoConfig, console: Console) -> DemoResult:
             env_refs.insert(0, bundle)
         else:
             result.notes.append("synthesis shipped no environment")
+        _write_outputs(result, config, judge, started)
 
     console.rule(
         "2. validate (initial state not complete, reference completes, wrong attempt rejected)"
@@ -121,9 +181,9 @@ async def _run(config: DemoConfig, console: Console) -> DemoResult:
         result.validation.append(v)
         mark = "[green]pass[/]" if v["passed"] else "[red]FAIL[/]"
         console.print(f"  {v['env_id']}: {v['proven']}/{v['tasks']} tasks proven {mark}")
+    _write_outputs(result, config, judge, started)
 
     console.rule("3. episodes through an EnvPool, verified and rewarded")
-    judge = default_judge(config.model)
     judge_obj: Any = judge
     if config.model:
         judge_obj = get_judge(judge, model=config.model)
@@ -136,8 +196,10 @@ async def _run(config: DemoConfig, console: Console) -> DemoResult:
             judge=judge_obj,
             workers=workers,
             pool_size=config.pool_size,
+            on_episode=_keep(config.out, kept),
         )
         result.reports.append(report)
+        _write_outputs(result, config, judge, started)
         where = f"{workers} sandbox workers" if workers else "in-process"
         console.print(
             f"  reference policy on {report.env_id} ({where}): {sum(o.passed for o in report.outcomes)}/"
@@ -169,36 +231,22 @@ async def _run(config: DemoConfig, console: Console) -> DemoResult:
                 pool_size=2,
                 concurrency=1,
                 settings=EpisodeSettings() if config.model else config.local_settings,
+                on_episode=_keep(config.out, kept),
+                on_outcome=lambda o: console.print(f"  {o.task_id}: finished ({o.label})"),
             )
             result.reports.append(report)
+            by_task = {(t.env_id, t.task_id): t for t in kept}
             for o in report.outcomes:
-                why = f" ({o.termination_reason})" if o.termination_reason else ""
+                why = f" ({o.termination_reason[:100]})" if o.termination_reason else ""
+                wrote = _wrote(by_task.get((o.env_id, o.task_id)))
                 console.print(
-                    f"  {o.task_id}: {o.label}, reward {o.reward:+.1f}, {o.steps} steps, ended by {o.termination}{why}"[
-                        :220
-                    ]
+                    f"  {o.task_id}: {o.label}, reward {o.reward:+.1f}, {o.steps} steps, "
+                    f"ended by {o.termination}{why}{wrote}",
+                    highlight=False,
                 )
+            console.print(f"  every episode, in full: awm view {config.out}")
 
-    result.wall_s = time.perf_counter() - started
-    facts = {
-        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-        "wall time": f"{result.wall_s:.1f} s",
-        "judge": f"{judge} ({config.model})" if config.model else judge,
-        "notes": "; ".join(result.notes) or "-",
-    }
-    html = render_report(
-        title="awm demo",
-        reports=result.reports,
-        synthesis=result.synthesis,
-        validation=result.validation,
-        facts=facts,
-    )
-    path = config.out / "report.html"
-    path.write_text(html, encoding="utf-8")
-    (config.out / "summary.json").write_text(
-        json.dumps(result.to_json(), indent=2), encoding="utf-8"
-    )
-    result.report_path = path
+    _write_outputs(result, config, judge, started)
     return result
 
 
@@ -238,6 +286,22 @@ def print_summary(result: DemoResult, console: Console, *, title: str = "awm dem
 
 
 def run_demo(config: DemoConfig, console: Console | None = None) -> DemoResult:
-    """Run the demo and return its results (the CLI prints them)."""
+    """Run the demo and return its results (the CLI prints them).
+
+    Ctrl-C raises :class:`InterruptedDemo` at once, carrying the steps that finished;
+    their report, summary and trajectories are already in ``config.out``.
+    """
     console = console or Console()
-    return asyncio.run(_run(config, console))
+    result = DemoResult()
+    loop = asyncio.new_event_loop()
+    main = loop.create_task(_run(config, console, result))
+    try:
+        return loop.run_until_complete(main)
+    except KeyboardInterrupt:
+        main.cancel()
+        # the pools and workers close as the task unwinds; a blocking step running in a
+        # thread (validation, synthesis) is not waited for
+        loop.run_until_complete(asyncio.wait([main], timeout=1.0))
+        raise InterruptedDemo(result) from None
+    finally:
+        loop.close()

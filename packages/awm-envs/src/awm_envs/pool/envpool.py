@@ -154,7 +154,13 @@ class EnvPool:
         """Give an instance back; it is reset in the background before it is handed out again."""
         if self._closed:
             return
-        task = asyncio.get_running_loop().create_task(self._recycle(instance))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            # a Ctrl-C tore the loop down and Python closes the episode's coroutine outside
+            # it: there is no loop to reset the instance on, and the pool is going away
+            return
+        task = loop.create_task(self._recycle(instance))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
