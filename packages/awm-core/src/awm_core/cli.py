@@ -22,7 +22,42 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+ELSEWHERE = {
+    "envs": "awm-envs",
+    "verify": "awm-verify",
+    "synth": "awm-synth",
+    "train": "awm-train",
+    "bench": "awm-bench",
+    "demo": "awm-bench",
+}
+"""awm's own commands that other packages add, by the package that brings each."""
+
+
+class _Root(LazyGroup):
+    """The ``awm`` group: a command another awm package brings is named with that package
+    when it is missing (a light install), and a typo gets a suggestion."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and self.get_command(ctx, name) is None and not name.startswith("-"):
+            package = ELSEWHERE.get(name)
+            if package is not None:
+                raise click.UsageError(
+                    f"`awm {name}` comes with {package}, which is not installed here: "
+                    f"install it (docs/install.md), e.g. pip install ./packages/{package}",
+                    ctx,
+                )
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            if close:
+                raise click.UsageError(f"No such command {name!r}. Did you mean {close[0]!r}?", ctx)
+        return super().resolve_command(ctx, args)
+
+
+@click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(None, "--version", "-V", package_name="awm-core", prog_name="awm")
 def cli() -> None:
     """awm: executable, database-backed tool-use environments for training agents.

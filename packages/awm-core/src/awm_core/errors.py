@@ -18,12 +18,18 @@ class PluginError(AWMError):
 class UnknownNameError(AWMError, KeyError):
     """A name (backend, judge, reward, ...) was asked for that no plugin registered."""
 
-    def __init__(self, kind: str, name: str, known: list[str]) -> None:
+    def __init__(self, kind: str, name: str, known: list[str], hint: str = "") -> None:
+        import difflib
+
         self.kind = kind
         self.name = name
         self.known = sorted(known)
+        close = difflib.get_close_matches(name, self.known, n=3, cutoff=0.6)
+        self.suggestions = close
         choices = ", ".join(self.known) or "none registered"
-        super().__init__(f"unknown {kind} {name!r}; known {kind}s: {choices}")
+        guess = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+        extra = f"; {hint}" if hint else ""
+        super().__init__(f"unknown {kind} {name!r}{guess}{extra}; known {kind}s: {choices}")
 
     def __str__(self) -> str:  # KeyError would otherwise repr() the message
         return str(self.args[0])

@@ -158,7 +158,19 @@ def lookup(kind: Kind[T], name: str) -> T:
 def get_backend(spec: str, **options: Any) -> LLMBackend:
     """Build the LLM backend named by ``spec`` (``PREFIX`` or ``PREFIX:MODEL``, e.g. ``openai:gpt-4o``)."""
     prefix, _, model = spec.partition(":")
-    backend: LLMBackend = lookup(LLM_BACKENDS, prefix)(model, **options)
+    try:
+        factory = lookup(LLM_BACKENDS, prefix)
+    except UnknownNameError as exc:
+        if ":" in spec:
+            raise
+        # ``--model gpt-4o``: a model name where a backend spec belongs
+        raise UnknownNameError(
+            exc.kind,
+            prefix,
+            exc.known,
+            hint=f"a backend spec is PREFIX:MODEL, e.g. openai:{spec} or local:{spec}",
+        ) from None
+    backend: LLMBackend = factory(model, **options)
     return backend
 
 

@@ -192,6 +192,24 @@ class _Keeper:
         return self.path
 
 
+def _where_is(task_id: str) -> str:
+    """Which environments ship a task with this id (for a run that forgot ``--env``)."""
+    found: list[str] = []
+    for source in get_env_sources().values():
+        tasks_fn = getattr(source, "tasks", None)
+        if tasks_fn is None:
+            continue
+        for env in source.list_ids():
+            try:
+                if any(t.id == task_id for t in tasks_fn(env)):
+                    found.append(env)
+            except (OSError, ValueError):
+                continue
+    if not found:
+        return "no installed environment has it (awm envs list, awm envs show ENV)"
+    return f"it is a task of {', '.join(found)}: pass --env {found[0]}"
+
+
 async def _save_db(session: EnvSession, path: Path) -> None:
     snapshot = getattr(session, "snapshot", None)
     image = await snapshot() if snapshot is not None else None
@@ -271,6 +289,8 @@ def run_command(
     if max_steps < 1:
         raise click.BadParameter("must be at least 1", param_hint="--max-steps")
     keeper = _Keeper(out, save or out is not None)
+    ctx = click.get_current_context()
+    env_given = ctx.get_parameter_source("env_id") is not click.core.ParameterSource.DEFAULT
 
     async def go() -> Trajectory:
         policy: ActingPolicy | None = None
@@ -282,7 +302,17 @@ def run_command(
             policy = Policy(backend, temperature=temperature, max_tokens=max_tokens)
         session, tasks, canonical_id = await open_environment(env_id)
         try:
-            task = pick_task(tasks, task_id, instruction)
+            try:
+                task = pick_task(tasks, task_id, instruction)
+            except UnknownNameError as exc:
+                if env_given or task_id is None:
+                    raise
+                raise UnknownNameError(
+                    "task",
+                    task_id,
+                    exc.known,
+                    hint=f"--env defaults to {FAKE_ENV_ID}; {_where_is(task_id)}",
+                ) from None
             keeper.name(canonical_id, task.id)
             if save_db is not None:
                 await _save_db(session, save_db / "before.db")

@@ -142,7 +142,17 @@ class LocalBackend:
 
     @classmethod
     def from_spec(cls, model: str, **options: Any) -> LocalBackend:
-        """The factory registered under ``local``."""
+        """The factory registered under ``local``; an unknown model fails here, before
+        torch is imported (seconds), not when the model loads."""
+        if model and model not in BUNDLED and not Path(model).expanduser().is_dir():
+            import difflib
+
+            close = difflib.get_close_matches(model, sorted(BUNDLED), n=1)
+            guess = f" (did you mean {close[0]!r}?)" if close else ""
+            raise LLMConfigError(
+                f"unknown local model {model!r}{guess}: use one of "
+                f"{', '.join(sorted(BUNDLED))} or a transformers model folder"
+            )
         return cls(model, **options)
 
     # ------------------------------------------------------------------ loading
