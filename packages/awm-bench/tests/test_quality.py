@@ -342,3 +342,17 @@ def test_a_backend_without_its_key_is_a_typed_error(
         main(["bench", "quality", "shop", "--judge-model", "openai:gpt-4o-mini"])
     assert exc.value.code == 2
     assert "OPENAI_API_KEY" in capsys.readouterr().err
+
+
+def test_completed_rollouts_prove_feasibility_without_a_replay(tmp_path: Path) -> None:
+    """Rollouts that all completed (the oracle's, from `awm bench tasks`) keep every task
+    at feasibility 5; they were once read as 'reference solution not replayed' (4)."""
+    runner = CliRunner()
+    done = runner.invoke(build_cli(), ["bench", "tasks", "bank", "--out", str(tmp_path / "run")])
+    assert done.exit_code == 0, done.output
+    args = ["bench", "quality", "bank", "--rollouts", str(tmp_path / "run"), "--json"]
+    result = runner.invoke(build_cli(), [*args, "--no-replay"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    (env,) = json.loads(result.stdout)["environments"]
+    assert {t["scores"]["task_feasibility"] for t in env["tasks"]} == {5}
+    assert not any("not replayed" in t["reasoning"] for t in env["tasks"])

@@ -29,10 +29,13 @@ from awm_core.console import progress_bars
     type=click.Path(exists=True, path_type=Path),
     default=None,
     help="trajectories.jsonl (or a folder with one, from `awm bench tasks --out DIR`) whose "
-    "environment errors to count. Default: replay every reference solution.",
+    "environment errors to count; a rollout judged Completed proves its task feasible. "
+    "Default: replay every reference solution.",
 )
 @click.option(
-    "--no-replay", is_flag=True, help="Without --rollouts: do not replay reference solutions."
+    "--no-replay",
+    is_flag=True,
+    help="Do not replay reference solutions (with --rollouts: of the tasks no rollout completed).",
 )
 @click.option(
     "--threshold",
@@ -100,7 +103,7 @@ def quality_command(
     if rollouts is not None:
         trajectories, skipped = read_trajectories(rollouts)
     ntasks = sum(len(e.tasks[:limit] if limit else e.tasks) for e in environments)
-    replaying = trajectories is None and not no_replay
+    replaying = not no_replay
     with progress_bars() as progress:
         bars = {"judge": progress.add_task("judge", total=ntasks, last="")}
         if replaying:

@@ -135,15 +135,25 @@ async def assess_quality(
         try:
             tasks = data.tasks[:limit] if limit is not None else data.tasks
             replays: dict[str, tuple[str, list[str]]] = {}
-            if rollouts is None and replay:
+            if rollouts is not None:
+                # a rollout the verifier judged Completed proves the task feasible as well
+                # as a replay of its reference would; the rest are replayed (with --replay)
+                for traj in rollouts:
+                    if traj.env_id == data.env_id:
+                        outcome = replay_outcome(traj)
+                        if outcome[0] == "Completed":
+                            replays.setdefault(traj.task_id, outcome)
+            unproven = [t for t in tasks if t.id not in replays]
+            if replay and unproven:
                 trajs = await replay_references(
                     env,
                     workers=workers,
-                    tasks=tasks,
+                    tasks=unproven,
                     on_done=(lambda d: progress("replay", d)) if progress else None,
                 )
-                errors[data.env_id] = count_env_errors(trajs).get(data.env_id, EnvErrors())
-                replays = {t.task_id: replay_outcome(t) for t in trajs}
+                if rollouts is None:
+                    errors[data.env_id] = count_env_errors(trajs).get(data.env_id, EnvErrors())
+                replays.update({t.task_id: replay_outcome(t) for t in trajs})
             rated = list(
                 await asyncio.gather(
                     *(_rate(data, t, replays.get(t.id), judge, limit_sem, progress) for t in tasks)
