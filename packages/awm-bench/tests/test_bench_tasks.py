@@ -51,3 +51,27 @@ def test_latency_histogram_bins_are_log_spaced_and_count_everything() -> None:
 def test_bar_chart_leaves_gaps_for_empty_buckets() -> None:
     svg = bar_chart("t", ["a", "b"], {"s": [1.0, None]}, y_max=1.0)
     assert svg.count("<rect") == 2  # one bar + one legend swatch
+
+
+def test_chart_axes_have_round_ticks() -> None:
+    from awm_bench.report_html import nice_ticks
+
+    assert nice_ticks(0, 5) == [0, 1, 2, 3, 4, 5]  # quality scores, not 1.2, 2.5, 3.8
+    assert nice_ticks(0, 1) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    assert nice_ticks(0, 137) == [0, 50, 100, 150]
+    svg = bar_chart("t", ["a"], {"s": [3.0]}, y_max=5.0)
+    assert ">2.5<" not in svg and ">1.2<" not in svg and ">4<" in svg
+
+
+def test_a_report_without_tool_calls_has_no_latency_section(tmp_path: Path) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(["I cannot help with that."] * 2))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        build_cli(),
+        ["bench", "tasks", "bank", "--limit", "2", "--model", f"scripted:{script}"]
+        + ["--out", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    page = (out / "report.html").read_text()
+    assert "Per-task outcomes" in page and "Tool-call latency" not in page

@@ -26,6 +26,19 @@ def _esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def nice_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
+    """Round axis ticks covering ``lo..hi``: a step of 1, 2, 2.5 or 5 times a power of ten,
+    at most ``most`` ticks (0..5 by 1 for scores, 0..1 by 0.2 for rewards, 0..150 by 50)."""
+    span = (hi - lo) or 1.0
+    magnitude = 10 ** math.floor(math.log10(span / (most - 1)))
+    step = next(
+        m * magnitude for m in (1, 2, 2.5, 5, 10) if span / (m * magnitude) <= most - 1 + 1e-9
+    )
+    start = math.floor(lo / step + 1e-9) * step
+    count = math.ceil((hi - start) / step - 1e-9)
+    return [round(start + i * step, 10) for i in range(count + 1)]
+
+
 def bar_chart(
     title: str,
     categories: Sequence[str],
@@ -42,6 +55,8 @@ def bar_chart(
     values = [v for vs in series.values() for v in vs if v is not None]
     hi = y_max if y_max is not None else (max(values) if values else 1.0) or 1.0
     lo = min(0.0, min(values) if values else 0.0)
+    ticks = nice_ticks(lo, hi)
+    lo, hi = ticks[0], ticks[-1]
     span = (hi - lo) or 1.0
 
     def y(v: float) -> float:
@@ -53,13 +68,12 @@ def bar_chart(
     parts.append(
         f'<text x="{width / 2}" y="16" text-anchor="middle" font-weight="bold">{_esc(title)}</text>'
     )
-    for i in range(5):
-        tick = lo + span * i / 4
+    for tick in ticks:
         parts.append(
             f'<line x1="{left}" x2="{left + plot_w}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#ddd"/>'
         )
         parts.append(
-            f'<text x="{left - 4}" y="{y(tick) + 4:.1f}" text-anchor="end" font-size="11">{tick:.2g}</text>'
+            f'<text x="{left - 4}" y="{y(tick) + 4:.1f}" text-anchor="end" font-size="11">{tick:g}</text>'
         )
     parts.append(
         f'<line x1="{left}" x2="{left + plot_w}" y1="{y(0):.1f}" y2="{y(0):.1f}" stroke="#333"/>'
@@ -203,8 +217,8 @@ def render_report(
 
     latencies = [x for r in reports for o in r.outcomes for x in o.tool_latencies_s]
     edges, counts = latency_histogram(latencies)
-    out.append("<h2>Tool-call latency</h2>")
-    if edges:
+    if edges:  # no section when no tool was called
+        out.append("<h2>Tool-call latency</h2>")
         out.append(
             bar_chart(
                 f"{len(latencies)} tool calls (in-process or sandboxed instance)",
