@@ -1,126 +1,145 @@
-"""``awm view PATH``: browse trajectories and their verdicts in the terminal.
+"""``awm view PATH``: every episode under PATH with its verdict, and any one in full.
 
-PATH is what ``awm bench tasks --out DIR`` wrote (``DIR`` or its
-``trajectories.jsonl``), a trajectory ``.json`` from ``awm run --out``, or any
-``.jsonl`` of trajectories. Without ``--task`` it lists every episode with its
-verdict; ``--task ID`` (or ``--index N``) shows one episode step by step.
+PATH is a run folder (searched recursively for ``trajectories.jsonl`` and
+trajectory ``.json`` files: ``awm bench tasks --out DIR``, ``bench-results/RUN``),
+a ``.jsonl`` of trajectories or one trajectory ``.json`` (``awm run --out``).
+
+On a terminal it opens a browser (:mod:`awm_core.view.tui`); ``--print`` (the
+default when stdout is not a terminal) prints the list, or one episode in full:
+the model's raw text for every turn, the parsed call and the check it failed, each
+tool result whole, the verdict, the verifier's evidence and the database diff.
+``--json`` gives the selected episodes with their verdicts and trajectories.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from awm_core.errors import AWMError
+from awm_core.view.episodes import TrajectoryFileError
 
-
-class TrajectoryFileError(AWMError):
-    """A path given to ``awm view`` holds no readable trajectories."""
+__all__ = ["TrajectoryFileError", "load_trajectory_file", "view_command"]
 
 
 def load_trajectory_file(path: Path) -> list[Any]:
-    """Trajectories from a bench output folder, a ``.jsonl`` file or a ``.json`` file."""
-    from awm_core.models import Trajectory
+    """The trajectories under ``path`` (a file, or a folder searched recursively)."""
+    from awm_core.view.episodes import load_episodes
 
-    if path.is_dir():
-        candidate = path / "trajectories.jsonl"
-        if not candidate.is_file():
-            raise TrajectoryFileError(
-                f"{path} has no trajectories.jsonl; write one with "
-                f"`awm bench tasks ENV --out {path}`"
-            )
-        path = candidate
-    try:
-        text = path.read_text(encoding="utf-8")
-        if path.suffix == ".jsonl":
-            items = [json.loads(line) for line in text.splitlines() if line.strip()]
-        else:
-            data = json.loads(text)
-            items = data if isinstance(data, list) else [data]
-        trajectories = [Trajectory.model_validate(item) for item in items]
-    except (OSError, ValueError) as exc:
-        raise TrajectoryFileError(
-            f"{path} is not a trajectory file ({str(exc).splitlines()[0]}); "
-            "see `awm schema trajectory`"
-        ) from None
-    if not trajectories:
-        raise TrajectoryFileError(f"{path} holds no trajectories")
-    return trajectories
+    return [ep.trajectory for ep in load_episodes(path, task_complexity=False)]
 
 
-def _verdict(traj: Any) -> tuple[str, str]:
-    verdict = traj.metadata.get("verdict") or {}
-    label = str(verdict.get("label", "-"))
-    reward = verdict.get("reward")
-    return label, ("-" if reward is None else f"{float(reward):+.1f}")
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 @click.command(name="view")
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option("--task", "task_id", default=None, help="Show the episode of this task id.")
 @click.option(
-    "--index", type=click.IntRange(min=0), default=None, help="Show the N-th episode (from 0)."
+    "--print",
+    "as_text",
+    is_flag=True,
+    help="Print plain text instead of opening the browser (the default when piped).",
 )
-def view_command(path: Path, task_id: str | None, index: int | None) -> None:
-    """Browse trajectories with their verdicts (awm bench tasks --out DIR, awm run --out FILE)."""
-    from rich.markup import escape
-    from rich.table import Table
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the episodes, verdicts and trajectories as JSON."
+)
+@click.option(
+    "--failed",
+    is_flag=True,
+    help="Only failed episodes (verdict not Completed, or a failed check).",
+)
+@click.option("--env", "env_id", default=None, help="Only episodes of this environment.")
+@click.option("--task", "task_id", default=None, help="Only episodes of this task id.")
+@click.option("--complexity", default=None, help="Only tasks of this complexity (easy, ...).")
+@click.option(
+    "--search", "text", default="", help="Only episodes whose ids, messages or verdict hold TEXT."
+)
+@click.option(
+    "--index",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Show episode N (the # column) in full.",
+)
+@click.option("--full", is_flag=True, help="Print every selected episode in full, not the list.")
+def view_command(
+    path: Path,
+    as_text: bool,
+    as_json: bool,
+    failed: bool,
+    env_id: str | None,
+    task_id: str | None,
+    complexity: str | None,
+    text: str,
+    index: int | None,
+    full: bool,
+) -> None:
+    """Browse episodes with their verdicts: every message in full, failed turns included.
 
+    PATH is a run folder (awm bench tasks --out DIR, bench-results/RUN), a
+    trajectories .jsonl or one trajectory .json (awm run --out FILE). On a
+    terminal it opens a browser (Enter opens an episode, Escape goes back,
+    f failed only, e environment, c complexity, / search, q quits); piped, or
+    with --print, it prints the list, or one episode in full. A single episode
+    (one file, --index N, or filters that leave one) is shown in full.
+    """
     from awm_core.console import make_console
-    from awm_core.run_command import print_trajectory
+    from awm_core.view.episodes import EpisodeFilter, load_episodes
+    from awm_core.view.render import print_episode, print_listing
 
-    trajectories = load_trajectory_file(path)
-    console = make_console()
-    if task_id is not None or index is not None:
-        if index is not None:
-            if index >= len(trajectories):
-                raise click.BadParameter(
-                    f"there are {len(trajectories)} episodes (0..{len(trajectories) - 1})",
-                    param_hint="--index",
-                )
-            chosen = trajectories[index]
-        else:
-            matches = [t for t in trajectories if t.task_id == task_id]
-            if not matches:
-                known = ", ".join(sorted({t.task_id for t in trajectories}))
-                raise click.BadParameter(
-                    f"no episode of task {task_id!r}; tasks here: {known}", param_hint="--task"
-                )
-            chosen = matches[0]
-        print_trajectory(chosen, console)
-        label, reward = _verdict(chosen)
-        verdict = chosen.metadata.get("verdict") or {}
-        console.print(f"verdict: {escape(label)}   reward: {reward}")
-        if verdict.get("reasoning"):
-            console.print(f"reason: {escape(str(verdict['reasoning']))}")
-        return
-    table = Table(title=f"awm view {path}")
-    for col in ("#", "env", "task", "verdict", "reward", "steps", "ended by", "final answer"):
-        table.add_column(col, overflow="fold")
-    passed = 0
-    for i, traj in enumerate(trajectories):
-        label, reward = _verdict(traj)
-        passed += label == "Completed"
-        colour = "green" if label == "Completed" else "red" if label != "-" else "white"
-        table.add_row(
-            str(i),
-            escape(traj.env_id),
-            escape(traj.task_id),
-            f"[{colour}]{escape(label)}[/{colour}]",
-            reward,
-            str(len(traj.steps)),
-            traj.termination.value,
-            escape((traj.final_answer or "")[:80]),
+    episodes = load_episodes(path)
+    _check_choice("--task", task_id, {ep.task_id for ep in episodes}, "task")
+    _check_choice("--env", env_id, {ep.env_id for ep in episodes}, "environment")
+    _check_choice(
+        "--complexity",
+        complexity,
+        {ep.complexity for ep in episodes if ep.complexity},
+        "complexity",
+    )
+    if index is not None and index >= len(episodes):
+        raise click.BadParameter(
+            f"there are {len(episodes)} episodes (0..{len(episodes) - 1})", param_hint="--index"
         )
-    console.print(table)
-    judged = sum(1 for t in trajectories if t.metadata.get("verdict"))
-    if judged:
-        console.print(f"{passed}/{judged} completed; show one with --task ID or --index N")
-    else:
-        console.print(
-            f"{len(trajectories)} episode(s), not judged (awm verify run judges one); "
-            "show one with --task ID or --index N"
+    filt = EpisodeFilter(
+        failed=failed, env=env_id, task=task_id, complexity=complexity, text=text or ""
+    )
+    selected = [episodes[index]] if index is not None else filt.apply(episodes)
+    if as_json:
+        judged = [ep for ep in episodes if ep.verdict is not None]
+        payload = {
+            "path": str(path),
+            "total": len(episodes),
+            "judged": len(judged),
+            "completed": sum(ep.verdict.completed for ep in judged if ep.verdict is not None),
+            "filters": filt.describe(),
+            "episodes": [ep.to_json() for ep in selected],
+        }
+        click.echo(json.dumps(payload, indent=2, default=str))
+        return
+    if not as_text and _interactive():
+        from awm_core.view.tui import run_viewer
+
+        single = selected[0] if len(selected) == 1 else None
+        run_viewer(episodes, where=path, filt=filt, open_episode=single)
+        return
+    console = make_console()
+    if not selected:
+        click.echo(f"no episode matches ({filt.describe()}); {len(episodes)} episodes in {path}")
+        return
+    if len(selected) == 1 or full:
+        for ep in selected:
+            print_episode(ep, console)
+        return
+    root = path if path.is_dir() else None
+    print_listing(episodes, selected, console, root=root, filters=filt.describe())
+
+
+def _check_choice(option: str, value: str | None, known: set[str], what: str) -> None:
+    if value is not None and value not in known:
+        choices = ", ".join(sorted(known)) or "none recorded"
+        raise click.BadParameter(
+            f"no episode of {what} {value!r}; {what} values here: {choices}", param_hint=option
         )
