@@ -159,3 +159,18 @@ async def test_initial_messages_are_the_prompt_reset_gives() -> None:
         obs = await episode.reset()
         assert env.initial_messages("aeropress_stock") == obs.messages == episode.prompt()
         await episode.close()
+
+
+@pytest.mark.parametrize("fmt", ["hermes", "openai"])
+async def test_the_observation_holds_the_meta_tools_in_every_format(fmt: str) -> None:
+    """As docs/integrations.md says: ``obs.tools`` is the two meta-tools, for clients that
+    pass tools natively (it was empty with the Hermes format)."""
+    from awm_core.episode import EpisodeSettings
+
+    async with TaskEnv("shop", pool_size=1, settings=EpisodeSettings(fmt=fmt)) as env:
+        episode = await env.episode("aeropress_stock")
+        obs = await episode.reset()
+        await episode.reward()
+    names = [t["function"]["name"] for t in obs.tools]
+    assert names == ["list_tools", "call_tool"]
+    assert all(t["type"] == "function" and t["function"]["parameters"] for t in obs.tools)

@@ -33,7 +33,7 @@ from awm_core.episode import META_TOOLS, EpisodeRun, EpisodeSettings
 from awm_core.llm.base import ChatResponse
 from awm_core.models import Message, Task, Termination, Trajectory
 from awm_core.session import EnvInstance
-from awm_core.toolcalls import get_format
+from awm_core.toolcalls import get_format, openai_tool
 from awm_verify.rewards import RewardFn
 from awm_verify.rollout import Rollout, verify_rollout
 
@@ -117,7 +117,9 @@ class GymEpisode:
             task_id=self.task.id,
             instruction=self.task.instruction,
             messages=message_dicts(self._run.prompt()),
-            tools=list(self._run.request_tools or []),
+            # the meta-tools as OpenAI tool dicts whatever the format: a Hermes prompt
+            # lists them in its system message too, a native client passes these
+            tools=[openai_tool(t) for t in META_TOOLS],
         )
 
     def prompt(self) -> list[dict[str, Any]]:
