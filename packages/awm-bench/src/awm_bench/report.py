@@ -133,8 +133,10 @@ def bfcl_rows(summary: dict[str, Any]) -> list[list[str]]:
         # like bfcl-eval's leaderboard: a group missing a category is N/A, not a score
         complete = {g: all(c in cats for c in members) for g, members in GROUPS.items()}
         complete["overall"] = all(complete.values())
+        # native mode names bfcl-eval's handler (awm bench run bfcl --handler)
+        shown = f"{mode} ({data['handler']})" if data.get("handler") else mode
         rows.append(
-            [_label(summary), mode]
+            [_label(summary), shown]
             + [_pct(groups.get(g)) if complete[g] else "N/A" for g in BFCL_GROUP_COLUMNS]
             + [_pct(cats[c]["accuracy"]) if c in cats else "" for c in CATEGORIES]
         )

@@ -32,6 +32,40 @@ from awm_verify import rollout_episode
 # lets a model answer without calling anything (irrelevance, missing parameters).
 BFCL_SETTINGS = EpisodeSettings(checks=StepChecks.external())
 
+AWM_MODE_ADAPTATIONS: dict[str, str] = {
+    "system_prompt": "awm's episode system prompt (its agent instructions and the Hermes "
+    "format's description of list_tools and call_tool, the only functions offered); "
+    "bfcl-eval's function-calling handler sends no system prompt of its own",
+    "case_system_prompt": "a case's own system message (some live cases have one) is a "
+    "'[system] ...' line at the top of the user's message, not a system message",
+    "tools_behind_list_tools": "the case's functions, with the names, descriptions and "
+    "parameter schemas bfcl-eval sends, are the result of list_tools instead of the "
+    "request's tools (per turn: held-out functions appear from the turn that reveals them)",
+    "held_out_descriptions": "from the turn that reveals a held-out function on, "
+    "bfcl-eval's function-calling handler converts the docs it already converted again, "
+    "so every function offered before that turn has its 'Note that the provided function "
+    "is in Python 3 syntax.' twice; list_tools shows each description as first converted",
+    "response_schema": "a multi-turn function's return-value schema ('response'), which "
+    "bfcl-eval's OpenAI handler sends inside each function, is not listed",
+    "one_call_per_reply": "one function call per reply: a turn's parallel calls take one "
+    "reply each, and bfcl-eval's checker gets them in order; natively they come in one reply",
+    "call_results": "single-turn calls are not executed: each is acknowledged with "
+    '{"status": "accepted", "function": NAME} and the model is asked again until it '
+    "replies without a call (natively bfcl-eval asks once and scores that reply); "
+    "multi-turn calls run BFCL's own tool classes and return what they return natively",
+    "turn_history": "each later user turn of a multi-turn case is a new episode whose "
+    "user message summarises the earlier turns as 'User: ...' / 'Assistant: <final "
+    "answer>' lines, without their calls and results; natively the whole conversation "
+    "goes on in one history",
+    "history_window": "within a turn the model sees the system prompt, the user's message, "
+    "the list_tools exchange and the last 3 exchanges (awm_core.history.DEFAULT_WINDOW); "
+    "natively every exchange",
+}
+"""Every difference between what the model is sent in awm mode and in native mode with
+bfcl-eval's default OpenAI function-calling handler. ``tests_bfcl/test_bfcl_prompt.py``
+captures both modes' requests for fixed cases and checks that they differ by these and
+nothing else; docs/bench.md lists them by result column."""
+
 
 class BfclSession:
     """One live BFCL case as an awm :class:`awm_core.session.EnvInstance` (no database)."""

@@ -17,6 +17,7 @@ from awm_bench.bfcl.cases import (
     overall,
     required_calls,
 )
+from awm_bench.bfcl.handlers import HandlerSetupError, HandlerSpec
 from awm_bench.bfcl.scoring import CaseScore, category_scores, score_case
 from awm_bench.journal import Journal
 from awm_core.contracts import BenchmarkConfig
@@ -36,7 +37,17 @@ def _backend(config: BenchmarkConfig, cache: Path) -> LLMBackend:
 
 
 def run_bfcl(config: BenchmarkConfig, cases: list[BfclCase]) -> dict[str, Any]:
-    """Run ``cases`` in each of ``config.modes``; write ``MODE.jsonl`` and ``summary.json``."""
+    """Run ``cases`` in each of ``config.modes``; write ``MODE.jsonl`` and ``summary.json``.
+
+    Native mode runs bfcl-eval's handler ``config.handler``
+    (:func:`awm_bench.bfcl.handlers.resolve_handler`; awm's default when None), named in
+    the summary and on every row; a run resumed with another handler is refused.
+    """
+    from awm_bench.bfcl.handlers import check_model, resolve_handler
+
+    spec = resolve_handler(config.handler)
+    if "native" in config.modes:
+        check_model(spec, config.model)
     config.out.mkdir(parents=True, exist_ok=True)
     summary: dict[str, Any] = {
         "benchmark": "bfcl",
@@ -47,6 +58,8 @@ def run_bfcl(config: BenchmarkConfig, cases: list[BfclCase]) -> dict[str, Any]:
         + (f" of {', '.join(config.only)}" if config.only else ""),
         "modes": {},
     }
+    if "native" in config.modes:
+        summary["handler"] = {**spec.to_json(), "label": spec.label}
     for mode in config.modes:
         started = time.perf_counter()
         journal = Journal(
@@ -56,9 +69,11 @@ def run_bfcl(config: BenchmarkConfig, cases: list[BfclCase]) -> dict[str, Any]:
             label=f"bfcl {mode}",
             progress=config.progress,
         )
+        if mode == "native":
+            _same_handler(journal.rows(), spec, config.out / f"{mode}.jsonl")
         todo = [c for c in cases if c.id not in journal]
-        runner = _run_awm if mode == "awm" else _run_native
-        for row in runner(config, todo):
+        rows_of = _run_awm(config, todo) if mode == "awm" else _run_native(config, todo, spec)
+        for row in rows_of:
             journal.add(row)
         rows = journal.rows()
         scores = [CaseScore(r["case_id"], r["category"], r["valid"]) for r in rows]
@@ -78,6 +93,8 @@ def run_bfcl(config: BenchmarkConfig, cases: list[BfclCase]) -> dict[str, Any]:
             "complete": all(c in cats for c in CATEGORIES),
             "wall_s": round(time.perf_counter() - started, 2),
         }
+        if mode == "native":
+            summary["modes"][mode]["handler"] = spec.label
     (config.out / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return summary
 
@@ -122,25 +139,57 @@ def _run_awm(config: BenchmarkConfig, cases: list[BfclCase]) -> Any:
         loop.close()
 
 
-def _run_native(config: BenchmarkConfig, cases: list[BfclCase]) -> Any:
-    from awm_bench.bfcl.native import OracleBackend, infer
-    from awm_core.llm.http_server import BackgroundServer
-    from awm_core.llm.serve import build_backend_app
+def _same_handler(rows: list[dict[str, Any]], spec: HandlerSpec, path: Path) -> None:
+    """Refuse to resume native rows another handler wrote (rows before ``--handler``
+    existed were awm's default handler's)."""
+    from awm_bench.bfcl.handlers import DEFAULT_HANDLER
 
-    oracle = OracleBackend(corruption=config.corruption)
-    backend: LLMBackend = (
-        oracle if config.model == "oracle" else _backend(config, config.out / "cache" / "native")
+    used = {str(r.get("handler", DEFAULT_HANDLER)) for r in rows}
+    if used - {spec.label}:
+        raise HandlerSetupError(
+            f"{path} holds native results of handler {', '.join(sorted(used))}, not "
+            f"{spec.label}: run another handler under another --run"
+        )
+
+
+def _run_native(config: BenchmarkConfig, cases: list[BfclCase], spec: HandlerSpec) -> Any:
+    from awm_bench.bfcl.native import (
+        Completer,
+        OracleBackend,
+        PromptTokenizer,
+        infer,
+        load_tokenizer,
+        oracle_tokenizer,
+        serve_app,
+        upstream_completions,
     )
+    from awm_core.llm.http_server import BackgroundServer
+
+    oracle = OracleBackend(corruption=config.corruption, spec=spec)
+    cache = config.out / "cache" / "native"
+    backend: LLMBackend = oracle if config.model == "oracle" else _backend(config, cache)
     served = "bfcl-oracle" if config.model == "oracle" else config.model.replace(":", "-")
-    with BackgroundServer(build_backend_app(backend, model_name=served)) as server:
+    complete: Completer | None = None
+    tokenizer: PromptTokenizer | None = None
+    if spec.kind == "completions" and cases:
+        if config.model == "oracle":
+            complete, tokenizer = oracle.complete, oracle_tokenizer()
+        else:
+            complete = upstream_completions(
+                spec, config.model, ResponseCache(cache), config.sampling
+            )
+            tokenizer = load_tokenizer(spec)
+    with BackgroundServer(serve_app(backend, model_name=served, complete=complete)) as server:
         for case in cases:
-            oracle.case = case
+            oracle.start(case)
             started = time.perf_counter()
             output = infer(
                 case,
                 base_url=server.base_url,
                 model=served,
                 temperature=config.sampling.temperature,
+                spec=spec,
+                tokenizer=tokenizer,
             )
-            score = score_case(case, output, mode="native")
-            yield _row(case, score, output, time.perf_counter() - started)
+            score = score_case(case, output, mode="native", model=spec.score_model)
+            yield _row(case, score, output, time.perf_counter() - started, handler=spec.label)

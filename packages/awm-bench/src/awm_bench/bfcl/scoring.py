@@ -1,6 +1,7 @@
 """Score BFCLv3 outputs with bfcl-eval's own evaluation runners, one case at a time.
 
-A case's output is what bfcl-eval's OpenAI function-calling handler records: for a
+A case's output is what bfcl-eval's handler records (by default its OpenAI
+function-calling handler; in native mode ``--handler`` picks another): for a
 single-turn case, a list of ``{function: arguments_json}`` (or the text the model
 answered instead); for a multi-turn case, one list per turn of those per step.
 Each case goes through the runner bfcl-eval's ``eval_runner`` uses for its category
@@ -53,12 +54,11 @@ class CaseScore:
 
 @cache
 def _handler(model: str) -> Any:
+    """The handler bfcl-eval's evaluation builds for ``model`` (its decoders score)."""
     register_models()
-    handler_cls = bfcl.attr(
-        "bfcl_eval.model_handler.api_inference.openai_completion", "OpenAICompletionsHandler"
-    )
-    handler = handler_cls(model, temperature=0)  # temperature is not used to score
-    handler.is_fc_model = True
+    config = bfcl.attr("bfcl_eval.constants.model_config", "MODEL_CONFIG_MAPPING")[model]
+    handler = config.model_handler(model, temperature=0)  # temperature is not used to score
+    handler.is_fc_model = config.is_fc_model
     return handler
 
 
@@ -67,10 +67,16 @@ def _score_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="awm-bfcl-score-"))
 
 
-def score_case(case: BfclCase, output: Any, *, mode: str = "episode") -> CaseScore:
+def score_case(
+    case: BfclCase, output: Any, *, mode: str = "episode", model: str | None = None
+) -> CaseScore:
     """Score ``output`` for ``case``; ``mode`` picks how tool names are mapped back
-    (``native``: bfcl maps OpenAI-safe names; ``episode``: the names are BFCL's already)."""
-    model = NATIVE_MODEL if mode == "native" else EPISODE_MODEL
+    (``native``: bfcl maps OpenAI-safe names; ``episode``: the names are BFCL's already).
+    ``model`` (native mode with ``--handler``) is the name in bfcl-eval's model map
+    whose handler decodes the output and whose flags the checkers use
+    (:attr:`awm_bench.bfcl.handlers.HandlerSpec.score_model`)."""
+    if model is None:
+        model = NATIVE_MODEL if mode == "native" else EPISODE_MODEL
     handler = _handler(model)
     runner = bfcl.module("bfcl_eval.eval_checker.eval_runner")
     utils = bfcl.module("bfcl_eval.utils")
