@@ -98,3 +98,13 @@ async def test_worked_examples_make_the_real_model_call_the_offered_tool() -> No
     ]
     bare = LocalBackend("smollm2", max_new_tokens=48, tool_shots=0)
     assert not (await bare.chat(question, tools=tools)).tool_calls
+
+
+def test_loading_prints_no_tokenizer_warning(
+    smollm2: LocalBackend, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """transformers warned about clean_up_tokenization_spaces on every local run."""
+    fresh = get_backend("local:smollm2")
+    assert isinstance(fresh, LocalBackend)
+    fresh.load()  # from the converted cache the module's backend wrote
+    assert "clean_up_tokenization" not in capfd.readouterr().err

@@ -93,6 +93,12 @@ def smollm2_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "gguf"))
 
 
+_TOKENIZER_OPTIONS = {"clean_up_tokenization_spaces": False}
+"""SmolLM2's tokenizer is BPE: transformers ignores the WordPiece clean-up its config asks
+for (it would strip spaces before punctuation) and warned so on every run; saying False
+is what it does anyway, without the warning."""
+
+
 class LocalBackend:
     """A transformers causal LM answering chat requests; generation runs in a worker thread.
 
@@ -186,7 +192,7 @@ class LocalBackend:
                         f"unknown local model {self.model_id!r}: use one of "
                         f"{', '.join(sorted(BUNDLED))} or a transformers model folder"
                     )
-                tokenizer = AutoTokenizer.from_pretrained(path)
+                tokenizer = AutoTokenizer.from_pretrained(path, **_TOKENIZER_OPTIONS)
                 model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
                 self.loaded_from = "path"
             else:
@@ -199,11 +205,13 @@ class LocalBackend:
                     )
                 target = self._converted_dir(bundled, source)
                 if (target / "config.json").is_file():
-                    tokenizer = AutoTokenizer.from_pretrained(target)
+                    tokenizer = AutoTokenizer.from_pretrained(target, **_TOKENIZER_OPTIONS)
                     model = AutoModelForCausalLM.from_pretrained(target, dtype=torch.float32)
                     self.loaded_from = "cache"
                 else:
-                    tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=bundled.gguf_file)
+                    tokenizer = AutoTokenizer.from_pretrained(
+                        source, gguf_file=bundled.gguf_file, **_TOKENIZER_OPTIONS
+                    )
                     model = AutoModelForCausalLM.from_pretrained(
                         source, gguf_file=bundled.gguf_file, dtype=torch.float32
                     )
