@@ -146,3 +146,15 @@ def test_ctrl_c_stops_within_two_seconds_keeps_the_work_and_resumes(tmp_path: Pa
         # the kept episodes were not asked again (one reply per episode; at most the
         # interrupted one is asked twice)
         assert len(server.requests) - asked <= 10 - len(kept) + 1
+
+
+def test_the_summary_table_fits_80_columns_without_cutting_ids(tmp_path: Path) -> None:
+    env = {**os.environ, "COLUMNS": "80"}
+    cmd = [sys.executable, "-m", "awm_core.cli", "bench", "tasks", "shop", "bank"]
+    done = subprocess.run(
+        [*cmd, "--limit", "1", "--out", str(tmp_path)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert "environment" in done.stdout and "shop" in done.stdout and "…" not in done.stdout

@@ -253,7 +253,12 @@ async def _run(config: DemoConfig, console: Console, result: DemoResult) -> Demo
 def print_summary(result: DemoResult, console: Console, *, title: str = "awm demo summary") -> None:
     """The closing table: per environment and policy, then the report's path and the wall time."""
     table = Table(title=title)
-    for col in (
+    # narrow terminals lose the speed figures first, then the rewards (the report has
+    # them all); what is left wraps instead of cutting ids to "enviro…"
+    dropped = {"env calls/s", "reset µs (median)"} if console.width < 120 else set()
+    if console.width < 90:
+        dropped.add("rewards")
+    columns = [
         "environment",
         "policy",
         "tasks",
@@ -262,12 +267,14 @@ def print_summary(result: DemoResult, console: Console, *, title: str = "awm dem
         "rewards",
         "env calls/s",
         "reset µs (median)",
-    ):
-        table.add_column(col)
+    ]
+    for col in columns:
+        if col not in dropped:
+            table.add_column(col, overflow="fold")
     for r in result.reports:
         buckets = " ".join(f"{b}:{p}/{t}" for b, (p, t) in r.pass_rate_by_bucket().items())
         rewards = " ".join(f"{k}×{v}" for k, v in r.reward_distribution().items())
-        table.add_row(
+        cells = [
             r.env_id,
             r.policy,
             str(len(r.outcomes)),
@@ -277,7 +284,8 @@ def print_summary(result: DemoResult, console: Console, *, title: str = "awm dem
             f"{r.env_calls_per_s:,.0f}",
             # a resumed run that had nothing left to roll out measured no reset
             f"{r.reset_latency_us['median']:.1f}" if r.reset_latency_us else "-",
-        )
+        ]
+        table.add_row(*(c for col, c in zip(columns, cells, strict=True) if col not in dropped))
     console.print(table)
     footer = [f"wall time: {result.wall_s:.1f} s"]
     if result.report_path is not None:
