@@ -24,6 +24,7 @@ from awm_bench.cli import DEFAULT_CATALOG_ENVS
 from awm_bench.evaluate import EnvReport, EpisodeOutcome, evaluate_environment
 from awm_bench.report_html import render_report
 from awm_core import get_backend, get_judge
+from awm_core.console import LineProgress
 from awm_core.contracts import default_judge
 from awm_core.episode import EpisodeSettings, Policy, ReferencePolicy
 from awm_core.models import Task, Trajectory
@@ -223,17 +224,27 @@ async def _run(config: DemoConfig, console: Console, result: DemoResult) -> Demo
                 env.tasks, key=lambda t: (len(t.reference_solution or []), t.id)
             )
             chosen = easy[: config.local_tasks] if not config.model else env.tasks
-            report = await evaluate_environment(
-                env,
-                lambda task: Policy(backend_obj, temperature=0.0, max_tokens=256),
-                tasks=chosen,
-                judge=judge_obj,
-                pool_size=2,
-                concurrency=1,
-                settings=EpisodeSettings() if config.model else config.local_settings,
-                on_episode=_keep(config.out, kept),
-                on_outcome=lambda o: console.print(f"  {o.task_id}: finished ({o.label})"),
-            )
+            finished: list[EpisodeOutcome] = []
+
+            def tick(outcome: EpisodeOutcome) -> None:
+                finished.append(outcome)
+                progress("  model episodes", len(finished), len(chosen))
+
+            # a CPU model takes tens of seconds an episode (its load included): a line at
+            # least every 10 s says it is still working
+            with LineProgress(every_s=10.0) as progress:
+                progress("  model episodes", 0, len(chosen))
+                report = await evaluate_environment(
+                    env,
+                    lambda task: Policy(backend_obj, temperature=0.0, max_tokens=256),
+                    tasks=chosen,
+                    judge=judge_obj,
+                    pool_size=2,
+                    concurrency=1,
+                    settings=EpisodeSettings() if config.model else config.local_settings,
+                    on_episode=_keep(config.out, kept),
+                    on_outcome=tick,
+                )
             result.reports.append(report)
             by_task = {(t.env_id, t.task_id): t for t in kept}
             for o in report.outcomes:
