@@ -115,8 +115,17 @@ def user_env(tmp: Path) -> dict[str, str]:
         pytest.skip("uv is not on PATH")
     if not (shim / "uv").exists():
         (shim / "uv").symlink_to(uv)
-    drop = ("AWM_", "OPENAI_", "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CONDA_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    drop = ("AWM_", "OPENAI_", "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CONDA_", "UV_")
+    # uv's settings for this machine's package index stay; nox's (UV_PROJECT_ENVIRONMENT:
+    # the venv running these tests) go, or an install could land in the running venv
+    keep = (
+        "UV_FIND_LINKS",
+        "UV_SYSTEM_CERTS",
+        "UV_PYTHON_DOWNLOADS",
+        "UV_INDEX",
+        "UV_DEFAULT_INDEX",
+    )
+    env = {k: v for k, v in os.environ.items() if k.startswith(keep) or not k.startswith(drop)}
     env["PATH"] = os.pathsep.join([str(shim), "/usr/local/bin", "/usr/bin", "/bin"])
     env["AWM_CACHE_DIR"] = str(tmp / "cache")
     env["COLUMNS"] = "200"
@@ -428,11 +437,15 @@ def test_the_shortest_plugin_installs_with_pip_in_a_venv_made_as_install_md_says
     """The venv of the wheel route (nothing else in it), then plugins.md's pip block as written."""
     project = shortest_plugin(tmp_path / "awm-myreward")
     venv = wheels_install.venv
-    done = bash(
-        f". {shlex.quote(str(venv))}/bin/activate\n" + PLUGIN["pip"].text,
-        project,
-        wheels_install.env,
-    )
+    try:
+        done = bash(
+            f". {shlex.quote(str(venv))}/bin/activate\n" + PLUGIN["pip"].text,
+            project,
+            wheels_install.env,
+        )
+    finally:
+        stray = not_in_the_running_venv("awm-myreward")
+    assert not stray, stray
     assert_ok(done, "plugins.md's pip block")
     check_plugin_is_live(venv, wheels_install.env, done.stdout)
 
@@ -460,6 +473,27 @@ def test_the_shortest_plugin_installs_with_uv_in_a_venv_without_pip(
     assert_ok(added, "uv pip install awm-core's wheel")
     assert not (venv / "bin" / "pip").exists()
     project = shortest_plugin(tmp_path / "awm-myreward")
-    done = bash(f". {shlex.quote(str(venv))}/bin/activate\n" + PLUGIN["uv"].text, project, env)
+    try:
+        done = bash(f". {shlex.quote(str(venv))}/bin/activate\n" + PLUGIN["uv"].text, project, env)
+    finally:
+        stray = not_in_the_running_venv("awm-myreward")
+    assert not stray, stray
     assert_ok(done, "plugins.md's uv block")
     check_plugin_is_live(venv, env, done.stdout)
+
+
+def not_in_the_running_venv(dist: str) -> str:
+    """'' when ``dist`` is not installed in the venv running these tests; else it is removed
+    (a plugin whose source folder is deleted after the test would break every later
+    test that loads plugins) and the reason is returned."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        found = distribution(dist)
+    except PackageNotFoundError:
+        return ""
+    subprocess.run(
+        [shutil.which("uv") or "uv", "pip", "uninstall", "-q", "--python", sys.executable, dist],
+        capture_output=True,
+    )
+    return f"{dist} was installed into the venv running the tests ({found.locate_file('')})"
