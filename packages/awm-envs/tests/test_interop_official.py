@@ -15,7 +15,13 @@ what it recorded with awm's own runtime:
 * releases import and validate in awm's default sandbox: the catalog's export (every
   task proven), the same without awm's extra key (official layout, no reference
   solutions: every task unproven, none failed), and the hand-made release with the
-  known defects.
+  known defects;
+* the round trip: that official-layout release (four catalog scenarios by default,
+  ``AWM_INTEROP_ROUND_TRIP=all`` for every one) plus the hand-made release's
+  ``library_3`` (official-style code: ``SessionLocal()`` in every endpoint) is imported,
+  exported again and replayed through the official package: every server starts, every
+  call and verdict is the one the original export got, and the databases equal awm's
+  replay of the imported bundles.
 
 The round-trip table is written to ``AWM_INTEROP_REPORT`` and the import counts to
 ``AWM_INTEROP_IMPORT_REPORT`` (default: the tests' tmp dirs).
@@ -98,14 +104,7 @@ def replay(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     plan["scenarios"] = {}
     for env_id in envs:
         env = load_environment(resolve_env_dir(env_id))
-        plan["scenarios"][env_id] = [
-            {
-                "task_idx": i,
-                "steps": [s.model_dump() for s in t.reference_solution or []],
-                "answer": t.reference_answer,
-            }
-            for i, t in enumerate(env.tasks)
-        ]
+        plan["scenarios"][env_id] = _catalog_plan(env_id)
         finals = []
         for t in env.tasks:
             inst = env.instance()
@@ -123,23 +122,60 @@ def replay(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         {"label": "shared", "url": servers[0][1], "steps": steps},
         {"label": "per-session", "url": servers[1][1], "steps": steps},
     ]
-    (root / "plan.json").write_text(json.dumps(plan))
-    started = time.perf_counter()
     try:
-        proc = subprocess.run(
-            [str(OFFICIAL_PYTHON), str(DRIVER), str(root / "plan.json"), str(root / "result.json")],
-            capture_output=True,
-            text=True,
-            timeout=1500,
-        )
+        result = _run_driver(root, plan)
     finally:
         for server, _ in servers:
             server.terminate()
             server.wait(timeout=30)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    result = json.loads((root / "result.json").read_text())
-    result["official_wall_s"] = round(time.perf_counter() - started, 1)
     return {"official": result, "awm": awm_side, "root": root}
+
+
+def _run_driver(root: Path, plan: dict[str, Any]) -> dict[str, Any]:
+    """Run the official driver on ``plan`` in the official venv; its recorded result."""
+    (root / "plan.json").write_text(json.dumps(plan))
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [str(OFFICIAL_PYTHON), str(DRIVER), str(root / "plan.json"), str(root / "result.json")],
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        # one hash seed for every replay: a verifier's evidence may hold a set's order
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result: dict[str, Any] = json.loads((root / "result.json").read_text())
+    result["official_wall_s"] = round(time.perf_counter() - started, 1)
+    return result
+
+
+def _awm_replay(bundle: Path, plan: list[dict[str, Any]]) -> dict[str, Any]:
+    """The plan's calls on awm's runtime: the initial image and each task's final image."""
+    from awm_envs.runtime.environment import load_environment
+
+    env = load_environment(bundle)
+    finals = []
+    for task in plan:
+        inst = env.instance()
+        for step in task["steps"]:
+            assert not inst.call_tool_sync(step["tool"], step["arguments"]).is_error, step
+        finals.append(inst.snapshot_sync())
+        inst.close_sync()
+    return {"initial": env.bundle.template, "finals": finals}
+
+
+def _catalog_plan(env_id: str) -> list[dict[str, Any]]:
+    """Each task of a catalog bundle: its index, reference calls and reference answer."""
+    from awm_envs.bundle.loader import load_bundle
+
+    return [
+        {
+            "task_idx": i,
+            "steps": [s.model_dump() for s in t.reference_solution or []],
+            "answer": t.reference_answer,
+        }
+        for i, t in enumerate(load_bundle(resolve_env_dir(env_id)).tasks)
+    ]
 
 
 def _awm_serve(env_id: str, shared: bool) -> tuple[subprocess.Popen[bytes], str]:
@@ -269,6 +305,36 @@ def test_awm_shared_instance_keeps_state_for_the_official_per_call_client(replay
     assert all(c["ok"] for c in per_session), per_session
 
 
+def _official_layout(release: Path, out: Path, extra: Path | None = None) -> Path:
+    """``release`` without awm's extra key (``awm_tasks``): what the official pipeline
+    writes. ``extra`` (a release folder) is appended file by file."""
+    out.mkdir()
+    for path in sorted(release.iterdir()):
+        lines = path.read_text().splitlines()
+        if path.name == "gen_tasks.jsonl":
+            lines = [
+                json.dumps({k: v for k, v in json.loads(line).items() if k != "awm_tasks"})
+                for line in lines
+            ]
+        if extra is not None and (extra / path.name).is_file():
+            lines += [line for line in (extra / path.name).read_text().splitlines() if line]
+        (out / path.name).write_text("".join(line + "\n" for line in lines))
+    return out
+
+
+def _make_release() -> Any:
+    """The hand-made release with the known defects (fixtures/awm1k/make_release.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "awm1k_make_release", Path(__file__).parent / "fixtures" / "awm1k" / "make_release.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _import_and_validate(release: Path, out: Path) -> dict[str, Any]:
     """Import a release, validate every bundle in awm's default sandbox, count the proofs."""
     results, _ = import_awm(release, out, workers=2)
@@ -299,27 +365,10 @@ def imports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Three releases: the catalog's export as is (awm's extra key `awm_tasks` carries the
     reference solutions), the same without it (an official-layout release: no references),
     and the hand-made release with the release's known defects."""
-    import importlib.util
-
     root = tmp_path_factory.mktemp("imports")
     export_awm([resolve_env_dir(e) for e in catalog_env_ids()], root / "awm")
-    official = root / "official"
-    official.mkdir()
-    for path in (root / "awm").iterdir():
-        lines = path.read_text().splitlines()
-        if path.name == "gen_tasks.jsonl":
-            lines = [
-                json.dumps({k: v for k, v in json.loads(line).items() if k != "awm_tasks"})
-                for line in lines
-            ]
-        (official / path.name).write_text("".join(line + "\n" for line in lines))
-    spec = importlib.util.spec_from_file_location(
-        "awm1k_make_release", Path(__file__).parent / "fixtures" / "awm1k" / "make_release.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    defects = module.write_release(root / "defects")
+    official = _official_layout(root / "awm", root / "official")
+    defects = _make_release().write_release(root / "defects")
     summary = {
         "round_trip": _import_and_validate(root / "awm", root / "out-awm"),
         "official_layout": _import_and_validate(official, root / "out-official"),
@@ -353,3 +402,137 @@ def test_the_defective_release_imports_what_it_can_and_says_why_not_the_rest(imp
         "failed": 0,
     }
     assert set(defects["import_failed"]) == {"broken_app_1", "bad_data_2"}
+
+
+# --------------------------------------------------------------------------- the round trip
+
+# The hand-made library_3 has no reference solutions: the calls that solve its tasks.
+LIBRARY_PLAN = [
+    {
+        "task_idx": 0,
+        "steps": [{"tool": "borrow_book", "arguments": {"book_id": 2}}],
+        "answer": "Borrowed.",
+    },
+    {
+        "task_idx": 1,
+        "steps": [{"tool": "search_books", "arguments": {"q": "Hitchhiker"}}],
+        "answer": "The Hitchhiker's Guide.",
+    },
+]
+
+
+def _library_release(out: Path) -> Path:
+    """The hand-made release's library_3 alone, defects and duplicate rows included."""
+    rows = _make_release().rows()
+    out.mkdir()
+    for name, lines in rows.items():
+        mine = [
+            r for r in lines if (r.get("scenario") or r.get("name")) in ("library_3", "Library 3")
+        ]
+        (out / name).write_text("".join(json.dumps(r) + "\n" for r in mine))
+    return out
+
+
+def _round_trip_envs() -> list[str]:
+    """The catalog scenarios of the round-trip replay: ``AWM_INTEROP_ROUND_TRIP`` (names,
+    comma-separated, or ``all``); by default four of differing shapes, one parallel batch
+    with library_3 (test_awm1k_roundtrip.py checks every bundle's files byte for byte)."""
+    chosen = os.environ.get("AWM_INTEROP_ROUND_TRIP", "bank,clinic,shop,tracker")
+    return catalog_env_ids() if chosen == "all" else chosen.split(",")
+
+
+@pytest.fixture(scope="module")
+def round_trip(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """X = the catalog's export in the official layout plus the hand-made library_3;
+    export(import(X)) replayed through the official package, and awm's replay of the
+    imported bundles."""
+    root = tmp_path_factory.mktemp("round-trip")
+    envs = _round_trip_envs()
+    export_awm([resolve_env_dir(e) for e in envs], root / "awm")
+    x = _official_layout(root / "awm", root / "x", extra=_library_release(root / "library"))
+    results, _ = import_awm(x, root / "imported", workers=2)
+    failed = {r.scenario: r.problems for r in results if r.status != "imported"}
+    assert not failed, failed
+    names = [*envs, "library_3"]
+    export_awm([root / "imported" / n for n in names], root / "release")
+    plan: dict[str, Any] = {"release": str(root / "release"), "work": str(root / "work")}
+    plan["parallel"] = int(os.environ.get("AWM_INTEROP_PARALLEL", "5"))
+    plan["scenarios"] = {e: _catalog_plan(e) for e in envs}
+    plan["scenarios"]["library_3"] = LIBRARY_PLAN
+    awm_side = {n: _awm_replay(root / "imported" / n, plan["scenarios"][n]) for n in names}
+    official = _run_driver(root, plan)
+    return {"official": official, "awm": awm_side, "x": x, "release": root / "release"}
+
+
+def _lines_of(folder: Path, name: str, scenarios: set[str]) -> list[str]:
+    return [
+        line
+        for line in (folder / name).read_text().splitlines()
+        if (json.loads(line).get("scenario") or json.loads(line).get("name")) in scenarios
+    ]
+
+
+def test_the_round_trip_gives_back_the_official_layout_release(round_trip) -> None:
+    """Every official file's lines for the catalog scenarios are the ones that went in
+    (gen_tasks.jsonl gains awm's extra key, nothing else)."""
+    envs = set(_round_trip_envs())
+    for path in sorted(round_trip["x"].iterdir()):
+        before = _lines_of(round_trip["x"], path.name, envs)
+        after = _lines_of(round_trip["release"], path.name, envs)
+        if path.name == "gen_tasks.jsonl":
+            after = [
+                json.dumps({k: v for k, v in json.loads(line).items() if k != "awm_tasks"})
+                for line in after
+            ]
+        assert after == before, path.name
+    for path in sorted(round_trip["release"].iterdir()):
+        assert "awm_envs" not in path.read_text(), path.name
+
+
+def test_the_official_server_starts_every_round_tripped_environment(round_trip) -> None:
+    scenarios = round_trip["official"]["scenarios"]
+    assert sorted(scenarios) == sorted([*_round_trip_envs(), "library_3"])
+    down = [e for e, entry in scenarios.items() if not entry["server_up"]]
+    assert not down, down
+
+
+def test_round_tripped_calls_and_verdicts_are_the_original_exports(round_trip, replay) -> None:
+    """The official package answers every call and gives every verdict exactly as it
+    did for the catalog's own export."""
+    differ = []
+    for env_id in _round_trip_envs():
+        before = replay["official"]["scenarios"][env_id]["tasks"]
+        after = round_trip["official"]["scenarios"][env_id]["tasks"]
+        assert len(before) == len(after) > 0
+        for old, new in zip(before, after, strict=True):
+            for key in ("before_code", "after_code", "before_sql", "after_sql"):
+                if old.get(key) != new.get(key):
+                    differ.append((env_id, old["task_idx"], key, old.get(key), new.get(key)))
+            calls = [(c["tool"], c["ok"], c["text"]) for c in old["calls"]]
+            if calls != [(c["tool"], c["ok"], c["text"]) for c in new["calls"]]:
+                differ.append((env_id, old["task_idx"], "calls"))
+    assert not differ, differ[:3]
+
+
+def test_round_tripped_databases_equal_awms_replay_of_the_imported_bundles(round_trip) -> None:
+    for name, entry in round_trip["official"]["scenarios"].items():
+        mine = round_trip["awm"][name]
+        assert _dump_file(entry["initial_db"]) == _dump_image(mine["initial"]), name
+        for t in entry["tasks"]:
+            assert all(c["ok"] for c in t["calls"]), (name, t["task_idx"], t["calls"])
+            final = _dump_file(t["final_db"])
+            assert final == _dump_image(mine["finals"][t["task_idx"]]), (name, t["task_idx"])
+
+
+def test_the_official_style_scenario_runs_after_the_round_trip(round_trip) -> None:
+    """library_3 as released cannot start under the official server (a multi-line
+    create_engine, inserts with \\' quotes); after import and export it starts, its
+    code-mode row decides and its sql-mode row gathers evidence."""
+    borrow, listing = round_trip["official"]["scenarios"]["library_3"]["tasks"]
+    assert (_code_verdict(borrow["before_code"]), _code_verdict(borrow["after_code"])) == (
+        "others",
+        "complete",
+    )
+    assert "before_sql" not in borrow and "before_code" not in listing  # rows as released
+    assert listing["after_sql"]["execution_status"] == "success"
+    assert listing["after_sql"]["result"] == {"titles_by_obrien": ["The Hitchhiker's Guide"]}

@@ -5,8 +5,10 @@
 release (resumably, each app loaded in a worker process), ``verifier_code``
 tells a row's verifier mode from its function and writes the self-contained
 ``verifiers.py`` the sandbox runs, ``export`` writes bundles back in the release
-layout with ``official_code`` making what the official code needs. ``compat`` is
-imported by imported apps at run time and must stay light (its
-``run_official_verifier`` serves bundles imported before verifiers were inlined).
+layout with ``official_code`` making what the official code needs, and gives an
+imported bundle back as it came in (the release's rows, the app without the shim
+import wrote into it). ``compat`` serves only bundles imported by earlier versions
+(their app.py imports it; new imports inline the shim, ``repair.SESSION_SHIM``)
+and must stay light.
 May import: :mod:`awm_envs.bundle`.
 """

@@ -1,7 +1,9 @@
-"""Run code written for the official AWM release inside the awm runtime.
+"""Run code written for the official AWM release inside the awm runtime (earlier imports).
 
-Imported bundles (``awm envs import-awm``) keep the official tool code almost
-unchanged. Two shims make it fit the awm contract:
+Bundles imported by earlier awm versions import this module from their app.py; a
+current import writes the same session shim into app.py itself
+(:data:`awm_envs.awm1k.repair.SESSION_SHIM`), so its bundle imports no awm code, and
+``export-awm`` removes either. Two shims make official code fit the awm contract:
 
 * the official code opens ``SessionLocal()`` inside every endpoint instead of
   using a dependency; :func:`install_session_shim` makes ``SessionLocal()``

@@ -22,6 +22,7 @@ import json
 import re
 import sqlite3
 from datetime import datetime
+from typing import Any
 
 from awm_core.models import Complexity, CreatedWith, EnvironmentManifest, Task
 from awm_envs import __version__
@@ -151,10 +152,10 @@ def _seed_sql(
     return "\n".join(kept) + "\n", notes
 
 
-def _verifiers_py(
+def _choose_verifiers(
     sc: OfficialScenario, task_count: int, counts: dict[str, int]
-) -> tuple[str, dict[int, str], list[ImportProblem]]:
-    """A self-contained verifiers.py (see :mod:`awm_envs.awm1k.verifier_code`)."""
+) -> tuple[dict[int, tuple[str, OfficialVerifier]], list[ImportProblem]]:
+    """Per task index, the native name and the official verifier it runs (when usable)."""
     chosen: dict[int, tuple[str, OfficialVerifier]] = {}
     notes: list[ImportProblem] = []
     for idx in sorted(sc.verifiers):
@@ -170,8 +171,32 @@ def _verifiers_py(
             continue
         chosen[idx] = (f"verify_task_{idx}", verifier)
         counts[f"verifiers_{verifier.mode}"] += 1
-    names = {idx: name for idx, (name, _) in chosen.items()}
-    return verifiers_module(chosen), names, notes
+    return chosen, notes
+
+
+def _criteria(text: Any) -> list[str]:
+    if isinstance(text, list):
+        return [str(t).strip() for t in text if str(t).strip()]
+    if isinstance(text, str):
+        return [line.strip() for line in text.splitlines() if line.strip()]
+    return []
+
+
+def _row_criteria(rows: dict[str, dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """Success and failure criteria from a task's rows' ``raw_response`` (the generator's
+    JSON reply; sql-mode rows carry them), for the judge; empty when there are none."""
+    for kind in ("verifier_sql", "verifier_code"):
+        raw = rows.get(kind, {}).get("raw_response")
+        try:
+            reply = json.loads(raw) if isinstance(raw, str) else raw
+        except (json.JSONDecodeError, ValueError):
+            continue
+        if isinstance(reply, dict):
+            success = _criteria(reply.get("success_criteria"))
+            failure = _criteria(reply.get("failure_criteria"))
+            if success or failure:
+                return success, failure
+    return [], []
 
 
 def _awm_tasks(sc: OfficialScenario, verifier_names: dict[int, str]) -> list[Task]:
@@ -186,7 +211,8 @@ def _awm_tasks(sc: OfficialScenario, verifier_names: dict[int, str]) -> list[Tas
 def _release_tasks(
     sc: OfficialScenario, verifier_names: dict[int, str], notes: list[ImportProblem]
 ) -> list[Task]:
-    """Tasks from the release's instructions; empty ones skipped, missing verifiers noted."""
+    """Tasks from the release's instructions; empty ones skipped, missing verifiers noted;
+    success and failure criteria from the verifier rows' ``raw_response``."""
     tasks: list[Task] = []
     for idx, text in enumerate(sc.tasks):
         if not text.strip():
@@ -196,6 +222,7 @@ def _release_tasks(
             notes.append(
                 ImportProblem(sc.name, "verifier", f"task {idx} has no usable verifier", False)
             )
+        success, failure = _row_criteria(sc.rows.get(idx, {}))
         tasks.append(
             Task(
                 id=f"task_{idx}",
@@ -203,6 +230,8 @@ def _release_tasks(
                 # the release does not label complexity; the bucket is a placeholder
                 complexity=Complexity.MEDIUM,
                 verifier=verifier_names.get(idx),
+                success_criteria=success,
+                failure_criteria=failure,
                 # no reference solution yet: `awm envs validate` reports it unproven,
                 # `awm envs prove` looks for one
                 tags=["awm1k", "complexity-unlabelled", "unproven"],
@@ -233,6 +262,7 @@ COUNT_KEYS = (
     "inserts_dropped",
     "inserts_quotes_repaired",
     "ddl_repaired",
+    "duplicate_verifier_rows",
 )
 
 
@@ -248,14 +278,20 @@ def convert(
     counts = dict.fromkeys(COUNT_KEYS, 0)
     schema_sql, notes = _schema_sql(sc, reference, counts)
     seed_sql, seed_notes = _seed_sql(sc, schema_sql, reference, counts)
-    verifiers_py, verifier_names, verifier_notes = _verifiers_py(
-        sc, len(sc.awm_tasks or sc.tasks), counts
-    )
-    notes += seed_notes + verifier_notes
+    task_count = len(sc.awm_tasks) if sc.awm_tasks is not None else len(sc.tasks)
+    chosen, verifier_notes = _choose_verifiers(sc, task_count, counts)
+    verifier_names = {idx: name for idx, (name, _) in chosen.items()}
+    notes += seed_notes + sc.notes + verifier_notes
+    counts["duplicate_verifier_rows"] = sc.duplicate_rows
     if sc.awm_tasks is not None:
         tasks = _awm_tasks(sc, verifier_names)
+        ids = {i: t.id for i, t in enumerate(tasks)}
     else:
         tasks = _release_tasks(sc, verifier_names, notes)
+        ids = {int(t.id.removeprefix("task_")): t.id for t in tasks}
+    # the release's rows as they were, by task id, for the export to write back unchanged
+    kept_rows = {ids[idx]: rows for idx, rows in sc.rows.items() if idx in ids}
+    verifiers_py = verifiers_module(chosen, kept_rows)
     counts["tasks"] = len(tasks)
     counts["tasks_without_verifier"] = sum(t.verifier is None for t in tasks)
     counts["tasks_with_reference"] = sum(t.reference_solution is not None for t in tasks)

@@ -6,8 +6,14 @@ readers ignore the extra key. What the official code needs is made by
 :mod:`awm_envs.awm1k.official_code`: tool code without ``__future__`` imports, with
 a one-line ``create_engine`` honouring ``DATABASE_PATH`` and the official
 ``__main__`` uvicorn block; one self-contained verifier row per task and mode whose
-first ``def verify_*`` is the official entry point; the official ``db_path``; an
-API spec with parameter locations, official types and response field maps.
+first ``def verify_*`` is the official entry point, with a ``raw_response`` carrying
+the task's criteria; the official ``db_path``; an API spec with parameter locations,
+official types and response field maps.
+
+A bundle that came in through ``import-awm`` goes back out as it came in: its app
+without the session shim import wrote into it, and the release's own verifier rows
+(kept in its ``verifiers.py``) instead of wrappers, so export(import(export(B)))
+equals export(B) byte for byte.
 """
 
 from __future__ import annotations
@@ -17,8 +23,14 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from awm_envs.awm1k.official_code import official_endpoint, official_full_code, verifier_row_code
+from awm_envs.awm1k.official_code import (
+    official_endpoint,
+    official_full_code,
+    raw_response,
+    verifier_row_code,
+)
 from awm_envs.awm1k.read import FILES
+from awm_envs.awm1k.verifier_code import legacy_original, release_rows
 from awm_envs.bundle.sqlscript import split_statements
 
 if TYPE_CHECKING:
@@ -100,22 +112,40 @@ def _spec_row(bundle: Bundle) -> dict[str, Any]:
 
 
 def _verifier_rows(bundle: Bundle) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """One self-contained row per task with a verifier, for each official file (code, sql)."""
+    """The rows of each official verifier file (code, sql), one per task and file.
+
+    A task imported from a release gets the release's rows back as they were (kept in
+    ``verifiers.py``, see :mod:`awm_envs.awm1k.verifier_code`); one imported before the
+    rows were kept gets its official code unwrapped from the import's factory. Any other
+    task gets one self-contained row per file wrapping its native verifier, with a
+    ``raw_response`` that gives OpenEnv's sql-mode judge the task's criteria.
+    """
     path = bundle.path / "verifiers.py"
     source = path.read_text() if path.is_file() else ""
-    code_rows: list[dict[str, Any]] = []
-    sql_rows: list[dict[str, Any]] = []
+    kept = release_rows(source)
+    out: dict[str, list[dict[str, Any]]] = {"verifier_code": [], "verifier_sql": []}
     for idx, task in enumerate(bundle.tasks):
+        base = {"scenario": bundle.manifest.id, "task_idx": idx, "task": task.instruction}
+        if task.id in kept:
+            for kind, verification in kept[task.id].items():
+                if kind in out:
+                    out[kind].append({**base, "verification": verification})
+            continue
         if not task.verifier:
             continue
-        base = {"scenario": bundle.manifest.id, "task_idx": idx, "task": task.instruction}
-        code_rows.append(
-            {**base, "verification": {"code": verifier_row_code(source, task.verifier, "code")}}
-        )
-        sql_rows.append(
-            {**base, "verification": {"code": verifier_row_code(source, task.verifier, "sql")}}
-        )
-    return code_rows, sql_rows
+        legacy = legacy_original(source, task.verifier)
+        if legacy is not None:
+            code, mode = legacy
+            row = {"code": code, "raw_response": raw_response(task, mode)}
+            out["verifier_code" if mode == "code" else "verifier_sql"].append(
+                {**base, "verification": row}
+            )
+            continue
+        for mode, kind in (("code", "verifier_code"), ("sql", "verifier_sql")):
+            code = verifier_row_code(source, task.verifier, mode)
+            row = {"code": code, "raw_response": raw_response(task, mode, task.verifier)}
+            out[kind].append({**base, "verification": row})
+    return out["verifier_code"], out["verifier_sql"]
 
 
 def export_awm(bundle_paths: list[Path], out: Path) -> dict[str, int]:

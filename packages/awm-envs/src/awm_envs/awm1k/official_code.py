@@ -12,11 +12,13 @@ keyword (``initial_db_path``, ``final_db_path``, ``final_answer``); OpenEnv refu
 from __future__ import annotations
 
 import ast
+import json
 from typing import Any
 
 from awm_core.astparse import parse as parse_source
-from awm_core.models import ToolSpec
-from awm_envs.awm1k.repair import replace_calls
+from awm_core.models import Task, ToolSpec
+from awm_envs.awm1k.repair import replace_calls, restore_legacy_main, strip_session_shim
+from awm_envs.awm1k.verifier_code import CODE_FUNCTION, SQL_FUNCTION
 
 # The official row's entry points, first in the row (the official code and OpenEnv call
 # the first ``def verify_*`` they find). Opened read-only: the file is never changed.
@@ -84,9 +86,13 @@ def official_full_code(app_source: str, scenario: str) -> str:
     database URL from ``DATABASE_PATH`` (the official default path otherwise); ``os``
     imported; an ``if __name__ == "__main__":`` block that starts uvicorn with host and
     port from ``HOST``/``PORT``, whose ``uvicorn.run(app`` line the official patcher
-    replaces.
+    replaces. What import added (the session shim) is removed first, so an imported app
+    goes back out as the release's code.
     """
-    code = _drop_future_imports(app_source)
+    code, legacy = strip_session_shim(app_source)
+    if legacy:
+        code = restore_legacy_main(code)
+    code = _drop_future_imports(code)
     default = f"sqlite:///./outputs/databases/{scenario}.db"
     code = replace_calls(
         code,
@@ -158,6 +164,41 @@ def verifier_row_code(verifiers_source: str, function: str, mode: str) -> str:
     if not placed:
         parts.append(wrapper)
     return "\n\n".join(parts) + "\n"
+
+
+def raw_response(task: Task, mode: str, native: str | None = None) -> str:
+    """A row's ``verification.raw_response``: JSON text in the shape of the official
+    generator's reply (whose ``python_code`` is the row's ``code`` and is not repeated),
+    whose ``reasoning``, ``success_criteria`` and ``failure_criteria`` OpenEnv's port hands
+    its sql-mode judge. ``native`` names awm's verifier the row wraps (None: the row is
+    the release's own code)."""
+    function = CODE_FUNCTION if mode == "code" else SQL_FUNCTION
+    if native is None:
+        reasoning = f"The release's {mode}-mode verifier of this task, as imported into awm."
+    elif mode == "code":
+        reasoning = (
+            f"{function} runs awm's verifier {native!r} for this task on the initial and final "
+            "databases and the final answer: 'complete' when it decides the task is done, "
+            "'others' otherwise; 'evidence' holds what it checked."
+        )
+    else:
+        reasoning = (
+            f"{function} runs awm's verifier {native!r} for this task on the initial and final "
+            "databases. 'complete_without_answer' is its verdict from the databases alone (it "
+            "does not see the final answer: a question must also be answered as the success "
+            "criteria say); 'evidence' holds what it checked."
+        )
+    if task.reference_answer:
+        reasoning += f" A correct final answer: {task.reference_answer}"
+    if task.expects_refusal:
+        reasoning += " The right outcome is to change nothing and say why."
+    reply = {
+        "reasoning": reasoning,
+        "function_name": function,
+        "success_criteria": "\n".join(task.success_criteria),
+        "failure_criteria": "\n".join(task.failure_criteria),
+    }
+    return json.dumps(reply)
 
 
 def _is_sqlite_import(node: ast.stmt) -> bool:

@@ -3,7 +3,8 @@
 The release's files (``gen_scenario.jsonl``, ``gen_tasks.jsonl``, ...) name a
 scenario (``name`` in ``gen_scenario.jsonl``, ``scenario`` elsewhere) in
 differing line orders, with duplicate verifier rows; :func:`read_release`
-joins them into one :class:`OfficialScenario` each.
+joins them into one :class:`OfficialScenario` each, keeping the first usable
+verifier row per task and file as it is (for the export) and noting duplicates.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from awm_core.errors import AWMError
-from awm_envs.awm1k.verifier_code import OfficialVerifier, detect
+from awm_envs.awm1k.verifier_code import OfficialVerifier, detect, unwrap_row
 
 FILES = {
     "scenario": "gen_scenario.jsonl",
@@ -63,6 +64,11 @@ class OfficialScenario:
     spec: dict[str, Any] | None = None
     full_code: str | None = None
     verifiers: dict[int, OfficialVerifier] = field(default_factory=dict)  # by task index
+    # per task index and file kind ("verifier_code", "verifier_sql"): the first usable
+    # row's `verification` object as the release has it (kept for the export)
+    rows: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    notes: list[ImportProblem] = field(default_factory=list)  # duplicate rows, unwrapped rows
+    duplicate_rows: int = 0
 
 
 def _read_jsonl(path: Path, problems: list[ImportProblem]) -> Iterable[dict[str, Any]]:
@@ -142,26 +148,75 @@ def read_release(folder: Path) -> tuple[dict[str, OfficialScenario], list[Import
         sc.spec = row.get("api_spec")
     for sc, row in rows("envs"):
         sc.full_code = row.get("full_code")
-    # The mode comes from each row's function (name, then signature), not from the file:
-    # real pipeline output puts code-mode functions in gen_verifier.jsonl too. Code-mode
-    # verifiers decide on their own, so they win over sql-mode evidence extractors; among
-    # duplicate rows of one mode the first that defines a usable function wins.
+    by_task: dict[tuple[str, int, str], list[dict[str, Any]]] = {}  # all rows per task, file
     for kind in ("verifier_code", "verifier_sql"):
         for sc, row in rows(kind):
-            try:
-                idx = int(row["task_idx"])
-            except (KeyError, TypeError, ValueError):
-                problems.append(
-                    ImportProblem(
-                        sc.name, FILES[kind], "verifier row without an integer task_idx", False
-                    )
-                )
-                continue
-            code = (row.get("verification") or {}).get("code") or ""
-            found = detect(str(code))
-            if found is None:
-                continue
-            held = sc.verifiers.get(idx)
-            if held is None or (held.mode == "sql" and found.mode == "code"):
-                sc.verifiers[idx] = found
+            idx = _add_verifier_row(sc, kind, row, problems)
+            if idx is not None:
+                by_task.setdefault((sc.name, idx, kind), []).append(row)
+    for (name, idx, kind), found in sorted(by_task.items()):
+        if len(found) > 1:
+            _note_duplicates(scenarios[name], idx, kind, found)
     return scenarios, problems
+
+
+def _add_verifier_row(
+    sc: OfficialScenario, kind: str, row: dict[str, Any], problems: list[ImportProblem]
+) -> int | None:
+    """Take one verifier row: the first usable row per task and file is kept for the
+    export; the task's verifier is the first usable code-mode row, else sql-mode row.
+
+    The mode comes from each row's function (name, then signature), not from the file:
+    real pipeline output puts code-mode functions in gen_verifier.jsonl too. Code-mode
+    verifiers decide on their own, so they win over sql-mode evidence extractors for the
+    task's verifier. Returns the row's task index (None when it has none).
+    """
+    try:
+        idx = int(row["task_idx"])
+    except (KeyError, TypeError, ValueError):
+        problems.append(
+            ImportProblem(sc.name, FILES[kind], "verifier row without an integer task_idx", False)
+        )
+        return None
+    verification = row.get("verification")
+    if not isinstance(verification, dict):
+        return idx
+    code = str(verification.get("code") or "")
+    plain = unwrap_row(code)
+    if plain != code:
+        sc.notes.append(
+            ImportProblem(
+                sc.name,
+                "verifier",
+                f"task {idx}: {FILES[kind]} row was wrapped by an older awm export; "
+                "unwrapped to the official code inside",
+                False,
+            )
+        )
+        verification = {**verification, "code": plain}
+    found = detect(plain)
+    if found is None:
+        return idx
+    sc.rows.setdefault(idx, {}).setdefault(kind, verification)  # what the official code runs
+    held = sc.verifiers.get(idx)
+    if held is None or (held.mode == "sql" and found.mode == "code"):
+        sc.verifiers[idx] = found
+    return idx
+
+
+def _note_duplicates(
+    sc: OfficialScenario, idx: int, kind: str, found: list[dict[str, Any]]
+) -> None:
+    """A task with more than one row in one file is reported, never collapsed silently."""
+    sc.duplicate_rows += len(found) - 1
+    texts = {json.dumps(r.get("verification"), sort_keys=True) for r in found}
+    same = "identical" if len(texts) == 1 else "differing"
+    kept = "the first usable one is kept" if kind in sc.rows.get(idx, {}) else "none is usable"
+    sc.notes.append(
+        ImportProblem(
+            sc.name,
+            "verifier",
+            f"task {idx}: {len(found)} rows in {FILES[kind]} ({same}); {kept}",
+            False,
+        )
+    )

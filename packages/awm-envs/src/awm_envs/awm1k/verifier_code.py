@@ -11,12 +11,21 @@ bound to small shims that open a private in-memory copy of the matching snapshot
 Each task's code is wrapped in a factory function of its own, so the helper names
 of different tasks (every code-mode verifier is ``verify_task_completion``) never
 collide, and a task whose code crashes fails alone.
+
+The release's rows themselves ride along unchanged in :data:`RELEASE_ROWS`
+(a module constant, never run), keyed by task id: ``awm envs export-awm`` writes
+them back as they were, so a verifier is wrapped once on import and unwrapped on
+export, never wrapped again. A bundle imported before the rows were kept is
+unwrapped from its factories (:func:`legacy_original`), and a row that an older
+export wrapped around such a bundle is recognised on import (:func:`unwrap_row`).
 """
 
 from __future__ import annotations
 
 import ast
+import json
 from dataclasses import dataclass
+from typing import Any
 
 from awm_core.astparse import parse as parse_source
 
@@ -246,10 +255,14 @@ def factory_source(name: str, verifier: OfficialVerifier) -> str:
     return source
 
 
-def verifiers_module(verifiers: dict[int, tuple[str, OfficialVerifier]]) -> str:
+def verifiers_module(
+    verifiers: dict[int, tuple[str, OfficialVerifier]],
+    rows: dict[str, dict[str, dict[str, Any]]] | None = None,
+) -> str:
     """A self-contained ``verifiers.py``: the prelude, then per task a factory and a
     native ``name(initial, final, final_answer=None)``. ``verifiers`` maps a task index
-    to (native function name, official verifier)."""
+    to (native function name, official verifier); ``rows`` (task id -> file kind ->
+    the row's ``verification`` object) is kept as :data:`RELEASE_ROWS` for the export."""
     parts = [
         '"""Verifiers imported from the official AWM release, adapted to the native signature.\n\n'
         "Self-contained (standard library only) so awm's verifier sandbox runs it; written by\n"
@@ -265,4 +278,145 @@ def verifiers_module(verifiers: dict[int, tuple[str, OfficialVerifier]]) -> str:
             f"def {name}(initial, final, final_answer=None):\n"
             f"    return _awm_run({factory}, {verifier.mode!r}, initial, final, final_answer)\n"
         )
+    if rows:
+        parts.append(_rows_constant(rows))
     return "\n\n".join(parts)
+
+
+# --------------------------------------------------------------------------- release rows
+
+RELEASE_ROWS = "AWM1K_RELEASE_ROWS"
+
+
+def _rows_constant(rows: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """``RELEASE_ROWS = {task id: JSON text}``: string literals, exact whatever the JSON."""
+    lines = [
+        "# The release's verifier rows of these tasks as they were (task id -> file -> the",
+        "# row's `verification`), for `awm envs export-awm` to write back unchanged. Never run.",
+        f"{RELEASE_ROWS} = {{",
+    ]
+    for task_id in sorted(rows):
+        text = json.dumps(rows[task_id], sort_keys=True)
+        lines.append(f"    {task_id!r}: {text!r},")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def release_rows(source: str) -> dict[str, dict[str, dict[str, Any]]]:
+    """The rows an imported ``verifiers.py`` keeps (:data:`RELEASE_ROWS`), or ``{}``."""
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and [getattr(t, "id", None) for t in node.targets] == [RELEASE_ROWS]
+            and isinstance(node.value, ast.Dict)
+        ):
+            try:
+                raw = ast.literal_eval(node.value)
+                return {str(k): json.loads(v) for k, v in raw.items()}
+            except (ValueError, TypeError, SyntaxError, json.JSONDecodeError):
+                return {}
+    return {}
+
+
+# --------------------------------------------------------------------------- unwrapping
+
+_SHIM_PARAMS = {v: k for k, v in _SHIMMED.items()}  # "_awm_shim_sqlite3" -> "sqlite3"
+
+
+def _shim_module(node: ast.expr) -> str | None:
+    """``sqlite3``/``os``/``os.path`` for an expression naming a shim (or its ``path``)."""
+    if isinstance(node, ast.Name) and node.id in _SHIM_PARAMS:
+        return _SHIM_PARAMS[node.id]
+    if isinstance(node, ast.Attribute) and node.attr == "path":
+        base = _shim_module(node.value)
+        return "os.path" if base == "os" else None
+    return None
+
+
+class _Unrewrite(ast.NodeTransformer):
+    """The inverse of :class:`_Rewrite`: shim bindings back to imports, nonlocal to global."""
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target = node.targets[0].id
+            module = _shim_module(node.value)
+            if module is not None and "." not in module:
+                alias = ast.alias(module, None if target == module else target)
+                return ast.Import(names=[alias])
+            if isinstance(node.value, ast.Attribute):
+                module = _shim_module(node.value.value)
+                if module is not None:
+                    name = node.value.attr
+                    alias = ast.alias(name, None if target == name else target)
+                    return ast.ImportFrom(module=module, names=[alias], level=0)
+        return self.generic_visit(node)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> ast.AST:
+        return ast.Global(names=node.names)
+
+
+def _runner_target(fn: ast.FunctionDef) -> tuple[str, str] | None:
+    """(factory, mode) for ``def name(...): return _awm_run(factory, mode, ...)``."""
+    body = fn.body
+    if len(body) == 1 and isinstance(body[0], ast.Return):
+        call = body[0].value
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "_awm_run"
+            and len(call.args) >= 2
+            and isinstance(call.args[0], ast.Name)
+            and isinstance(call.args[1], ast.Constant)
+            and call.args[1].value in ("code", "sql")
+        ):
+            return call.args[0].id, str(call.args[1].value)
+    return None
+
+
+def legacy_original(source: str, function: str | None = None) -> tuple[str, str] | None:
+    """(official code, mode) of an imported verifier, unwrapped from its factory.
+
+    ``function`` is the native name (``verify_task_3``); without it, the one native
+    function that calls ``_awm_run``. None when ``source`` holds no such factory.
+    """
+    try:
+        tree = parse_source(source)
+    except (SyntaxError, ValueError):
+        return None
+    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    targets = {name: t for name, fn in defs.items() if (t := _runner_target(fn)) is not None}
+    if function is not None:
+        target = targets.get(function)
+    else:
+        target = next(iter(targets.values())) if len(targets) == 1 else None
+    if target is None or target[0] not in defs:
+        return None
+    factory, mode = target
+    body = list(defs[factory].body)
+    if body and isinstance(body[-1], ast.Return):
+        body = body[:-1]  # `return <the official function>`
+    module = ast.Module(body=body, type_ignores=[])
+    restored = ast.fix_missing_locations(_Unrewrite().visit(module))
+    return ast.unparse(restored) + "\n", mode
+
+
+def unwrap_row(code: str) -> str:
+    """A release row's code with the wrapping of older awm exports taken off.
+
+    An older ``export-awm`` of an imported bundle wrapped the imported verifier (prelude,
+    factory, native function) in the official entry point; each round trip added a layer.
+    Such a row is recognised by its ``_awm_run`` prelude and unwrapped to the official
+    code inside, layer by layer; any other row comes back unchanged.
+    """
+    for _ in range(16):  # a bound on the layers, not a loop on untrusted input
+        if "_awm_run" not in code or "_awm_official_" not in code:
+            return code
+        found = legacy_original(code)
+        if found is None:
+            return code
+        code = found[0]
+    return code

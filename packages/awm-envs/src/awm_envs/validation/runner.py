@@ -54,15 +54,19 @@ class VerifierRunner:
     def __call__(
         self, function: str, initial: bytes, final: bytes, final_answer: str | None
     ) -> VerifierResult:
-        return self._verify(function, initial, final, final_answer)
+        result = self._verify(function, initial, final, final_answer)
+        if not result.function:  # every message names the verifier that was asked for
+            result.function = function or "(the task names no verifier)"
+        return result
 
     def failure(self, result: VerifierResult) -> str | None:
         """Why ``result`` is no usable verdict (what validation reports), or None."""
+        name = result.function or "the verifier"
         if result.error is not None:
             if not self.sandboxed:
                 return result.error.message
             kind = result.error.kind.value
-            return f"{result.function} failed in the sandbox ({kind}): {result.error.message}"
+            return f"{name} failed in the sandbox ({kind}): {result.error.message}"
         if result.complete is None:
-            return f"{result.function} returned evidence but no verdict ('complete')"
+            return f"{name} returned evidence but no verdict ('complete')"
         return None
