@@ -354,7 +354,10 @@ def test_awm_tasks_evaluate_the_exported_model(
     )
     assert summary["model"] == model and summary["modes"]["awm"]["cases"] == 1, summary
     (run_dir,) = folder.iterdir()
-    (record,) = (run_dir / "awm.jsonl").read_text().splitlines()
-    assert (json.loads(record)["env_id"], json.loads(record)["tasks"]) == ("shop", 1)
+    (record,) = (run_dir / "awm.jsonl").read_text().splitlines()  # one row per episode
+    episode = json.loads(record)
+    assert episode["env_id"] == "shop" and episode["policy"] and episode["steps"] <= 2, episode
+    (trajectory,) = (run_dir / "trajectories.jsonl").read_text().splitlines()
+    assert json.loads(trajectory)["metadata"]["model"] == model
     assert (tmp_path / "exported" / "report.json").is_file()
     print(f"awm tasks (1 shop task, up to 2 steps): {wall:.1f} s")
