@@ -129,7 +129,9 @@ def hub() -> Iterator[Any]:
         yield server
 
 
-def test_a_pulled_bundle_s_row_names_the_pull_that_brings_it_back(tmp_path: Path, hub: Any) -> None:
+def test_a_pulled_bundle_s_row_names_the_pull_that_brings_it_back(
+    tmp_path: Path, hub: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from click.testing import CliRunner
 
     from awm_core.cli import build_cli
@@ -143,12 +145,76 @@ def test_a_pulled_bundle_s_row_names_the_pull_that_brings_it_back(tmp_path: Path
     assert extra["bundle_pull"] == f"alice/bank-hub --revision {pushed.commit} --endpoint {hub.url}"
     assert bundle_ref(load_environment(pulled.path)).pull == extra["bundle_pull"]
 
-    shutil.rmtree(pulled.path)  # a node that never pulled it
+    shutil.rmtree(pulled.path)  # a node that never pulled it, and may not download
+    monkeypatch.setenv("AWM_BUNDLE_PULL", "0")
     with pytest.raises(BundleNotFoundError) as info:
         BundleResolver().resolve(BundleRef.from_row(extra))
     command = f"awm envs pull {extra['bundle_pull']}"
-    assert command in str(info.value)
+    assert command in str(info.value) and "AWM_BUNDLE_PULL=0" in str(info.value)
+    assert not pulled.path.exists()
 
     result = CliRunner().invoke(build_cli(), shlex.split(command)[1:])  # the fix, as printed
     assert result.exit_code == 0, result.output
     assert BundleResolver().resolve(BundleRef.from_row(extra)).digest == extra["bundle_sha256"]
+
+
+def _pushed_row(tmp_path: Path, hub: Any) -> tuple[dict[str, Any], Path, str]:
+    """A row prepared from a pulled bundle, then the pulled copy removed: another node's view."""
+    from awm_envs.hub import pull_bundle, push_bundle
+
+    source = copy_bundle("bank", tmp_path / "src" / "bank-hub")
+    pushed = push_bundle(source, "alice/bank-hub", endpoint=hub.url)
+    pulled = pull_bundle("alice/bank-hub", endpoint=hub.url)
+    extra = _extra("bank-hub")
+    shutil.rmtree(pulled.path)
+    return extra, pulled.path, pushed.commit
+
+
+def test_a_node_without_the_bundle_pulls_the_row_s_commit_and_checks_its_digest(
+    tmp_path: Path, hub: Any
+) -> None:
+    extra, path, commit = _pushed_row(tmp_path, hub)
+    hub.put("alice/bank-hub", {**hub.files("alice/bank-hub"), "NOTES.md": b"a later commit"})
+    env = BundleResolver().resolve(BundleRef.from_row(extra))
+    assert env.digest == extra["bundle_sha256"] and env.path.resolve() == path.resolve()
+    origin = json.loads((path / ".awm-hub.json").read_text())
+    assert origin["commit"] == commit  # the row's commit, not the repository's newer head
+    assert not (path / "NOTES.md").exists()
+
+
+def test_a_pulled_bundle_with_other_content_than_the_row_is_refused(
+    tmp_path: Path, hub: Any
+) -> None:
+    extra, path, _ = _pushed_row(tmp_path, hub)
+    forged = {**extra, "bundle_sha256": "0" * 64}  # data prepared from other content
+    with pytest.raises(BundleMismatchError) as info:
+        BundleResolver().resolve(BundleRef.from_row(forged))
+    assert "pulled just now" in str(info.value) and "000000000000" in str(info.value)
+
+
+def test_a_pull_the_hub_cannot_serve_is_listed_with_what_was_tried(
+    tmp_path: Path, hub: Any
+) -> None:
+    extra, path, _ = _pushed_row(tmp_path, hub)
+    hub.tamper["tasks.json"] = b"[]"  # a broken mirror: the content record catches it
+    with pytest.raises(BundleNotFoundError) as info:
+        BundleResolver().resolve(BundleRef.from_row(extra))
+    message = str(info.value)
+    assert f"awm envs pull {extra['bundle_pull']}" in message and "tasks.json" in message, message
+    assert not path.exists()  # nothing half-downloaded is left where the next try would find it
+
+
+@pytest.mark.parametrize(
+    ("pull", "problem"),
+    [
+        ("", "no repository"),
+        ("alice/x", "no --revision"),
+        ("alice/x --revision", "no value"),
+        ("alice/x --revision abc --mirror y", "unknown option"),
+    ],
+)
+def test_an_unreadable_pull_field_is_reported_not_run(pull: str, problem: str) -> None:
+    from awm_train.bundles import _pull_kwargs
+
+    with pytest.raises(ValueError, match=problem):
+        _pull_kwargs(pull)

@@ -12,19 +12,25 @@ that may sit on another machine, so the loop resolves the row there
    then its name in ``AWM_ENV_PATH``, the hub cache (``awm envs pull``) and the
    registered sources;
 
-and uses the first candidate whose digest is the row's. A bundle found only with
-another digest is refused (:class:`BundleMismatchError`), a bundle found nowhere
-is :class:`BundleNotFoundError`; both say what was tried and how to fix it. The
-hub cannot be asked for a bundle by digest (``awm envs pull`` takes a
-repository and a revision), and the actors do not download on their own: a row
-of a pulled bundle records its repository and commit, and the error names the
-exact ``awm envs pull`` command to run on the node.
+3. a hub row found nowhere on the node: the exact commit the data were prepared
+   from is pulled from the recorded hub repository (what ``awm envs pull``
+   does, into this node's cache), once per node, unless ``AWM_BUNDLE_PULL=0``;
+
+and uses the first candidate whose digest is the row's. The hub names content by
+commit, not by awm's content digest, so the row keeps both: the commit to fetch
+and the digest the fetched bundle must have. A bundle found only with another
+digest is refused (:class:`BundleMismatchError`), a bundle found nowhere is
+:class:`BundleNotFoundError`; both say what was tried and how to fix it,
+including the ``awm envs pull`` command to run by hand where a node cannot reach
+the hub.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import shlex
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,6 +140,37 @@ class BundleRef:
         )
 
 
+_PULL_LOCK = threading.Lock()
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _pull_kwargs(pull: str) -> dict[str, Any]:
+    """:func:`awm_envs.hub.pull_bundle` arguments from a row's ``bundle_pull`` (what :func:`_pull_arguments` wrote)."""
+    words = shlex.split(pull)
+    if not words or words[0].startswith("-"):
+        raise ValueError("no repository")
+    flags = {
+        "--revision": "revision",
+        "--repo-type": "repo_type",
+        "--endpoint": "endpoint",
+        "--as": "name",
+    }
+    kwargs: dict[str, Any] = {"repo_id": words[0]}
+    rest = words[1:]
+    if len(rest) % 2:
+        raise ValueError(f"{rest[-1]!r} has no value")
+    for flag, value in zip(rest[::2], rest[1::2], strict=True):
+        if flag not in flags:
+            raise ValueError(f"unknown option {flag!r}")
+        kwargs[flags[flag]] = value
+    if "revision" not in kwargs:
+        raise ValueError("no --revision: the row does not name a commit")
+    return kwargs
+
+
 def _pull_arguments(path: Path, env_id: str) -> str:
     """``awm envs pull`` arguments that fetch the pulled bundle at ``path`` again ("" if not pulled)."""
     try:
@@ -148,7 +185,7 @@ def _pull_arguments(path: Path, env_id: str) -> str:
         args += ["--endpoint", str(origin["endpoint"])]
     if path.name != env_id:
         args += ["--as", path.name]
-    return " ".join(args)
+    return shlex.join(args)
 
 
 def bundle_ref(env: Environment) -> BundleRef:
@@ -242,9 +279,38 @@ class BundleResolver:
             if not ref.digest or digest == ref.digest:
                 return env
             found.append((str(env.path), digest))
+        if not found and ref.source == HUB and ref.pull:
+            pulled = self._pull(ref, tried)
+            if pulled is not None:
+                if not ref.digest or pulled.digest == ref.digest:
+                    return pulled
+                found.append((f"{pulled.path} (pulled just now)", pulled.digest))
         if found:
             raise BundleMismatchError(ref.env_id, ref.digest, found, _fix(ref))
         raise BundleNotFoundError(ref.env_id, tried, _fix(ref))
+
+    def _pull(self, ref: BundleRef, tried: list[str]) -> Environment | None:
+        """The row's hub commit pulled into this node's cache, or None (why is added to ``tried``)."""
+        from awm_envs import load_environment
+        from awm_envs.hub import HubError, pull_bundle
+
+        label = f"`awm envs pull {ref.pull}`"
+        if os.environ.get("AWM_BUNDLE_PULL", "1").strip().lower() in {"0", "false", "no", "off"}:
+            tried.append(f"{label} (not run: AWM_BUNDLE_PULL=0)")
+            return None
+        try:
+            kwargs = _pull_kwargs(ref.pull)
+        except ValueError as exc:
+            tried.append(f"{label} (unreadable: {exc})")
+            return None
+        with _PULL_LOCK:  # one download per process; a finished one is found on disk
+            try:
+                pulled = pull_bundle(**kwargs)
+            except HubError as exc:
+                tried.append(f"{label} ({_one_line(exc)})")
+                return None
+        log.info("pulled %s at %s into %s", kwargs["repo_id"], kwargs["revision"], pulled.path)
+        return load_environment(pulled.path)
 
 
 def check_bundles(extra_infos: Iterable[Mapping[str, Any]]) -> list[BundleResolutionError]:
