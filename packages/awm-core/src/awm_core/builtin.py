@@ -36,6 +36,14 @@ def register_llm_backends(register: Register) -> None:
 
 
 @hookimpl
+def register_user_simulators(register: Register) -> None:
+    from awm_core.user_sim import LLMUser, ScriptedUser
+
+    register("scripted", ScriptedUser)
+    register("llm", LLMUser.build)
+
+
+@hookimpl
 def register_commands(cli: click.Group) -> None:
     # imported when used, so `awm --help` stays fast (see awm_core.lazycli)
     add_lazy(

@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from awm_core.dbdiff import DatabaseDiff
 from awm_core.llm.base import LLMBackend
 from awm_core.llm.sampling import Sampling
-from awm_core.models import Reward, Task, Trajectory, Verdict, VerifierResult
+from awm_core.models import Message, Reward, Task, Trajectory, Verdict, VerifierResult
 from awm_core.session import EnvSession
 
 __all__ = [
@@ -36,6 +36,8 @@ __all__ = [
     "Progress",
     "RewardFunction",
     "SessionSource",
+    "UserSimulator",
+    "UserSimulatorFactory",
     "VerifierSignature",
     "benchmark_sampling",
     "default_judge",
@@ -159,6 +161,26 @@ class RewardFunction(Protocol):
     """Turns a verdict (and the trajectory it judged) into a scalar reward."""
 
     def __call__(self, verdict: Verdict | None, trajectory: Trajectory | None) -> Reward: ...
+
+
+# --------------------------------------------------------------------------- user simulators
+
+
+@runtime_checkable
+class UserSimulator(Protocol):
+    """Plays a conversational task's user (see :mod:`awm_core.user_sim`)."""
+
+    name: str
+
+    async def reply(self, dialogue: list[Message]) -> str:
+        """The user's next turn; ``dialogue`` is from the agent's side (``user``: the user's
+        turns, the opening first; ``assistant``: the agent's messages to the user). A turn
+        containing ``awm_core.conversation.STOP_TOKEN`` ends the conversation."""
+        ...
+
+
+UserSimulatorFactory = Callable[..., UserSimulator]
+"""``factory(task, **options) -> UserSimulator``, registered under a name (``scripted``)."""
 
 
 # --------------------------------------------------------------------------- benchmarks

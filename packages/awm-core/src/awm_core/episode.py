@@ -7,6 +7,13 @@ episode (``Termination.FORMAT_ERROR``, a -1 reward in training) with the reason
 on the step and the trajectory. Faults that are not the agent's are kept apart:
 an environment failure ends with ``ENVIRONMENT_ERROR``, a backend that gave up
 with ``MODEL_ERROR``.
+
+A conversational task (``task.user`` set) gives the agent only the user's opening
+message and a simulated user (:mod:`awm_core.user_sim`) to talk to: a turn with no
+call goes to the user instead of ending the episode, and so does a call of the
+third meta-tool ``send_message_to_user``. The user's replies are observations
+(role ``user`` named :data:`~awm_core.conversation.SIMULATED_USER`, or the
+meta-tool's result); the conversation ends when the user writes the stop token.
 """
 
 from __future__ import annotations
@@ -17,8 +24,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from awm_core.conversation import SEND_MESSAGE_TO_USER, SIMULATED_USER, is_stop, strip_stop
+from awm_core.errors import AWMError
 from awm_core.history import DEFAULT_WINDOW, truncate_history
 from awm_core.llm.base import ChatResponse, LLMBackend, LLMError
 from awm_core.models import (
@@ -33,6 +42,9 @@ from awm_core.models import (
     Trajectory,
 )
 from awm_core.session import EnvSession
+
+if TYPE_CHECKING:
+    from awm_core.contracts import UserSimulator
 from awm_core.toolcalls import (
     ParseFailure,
     ParseResult,
@@ -70,6 +82,33 @@ META_TOOLS: list[ToolSpec] = [
         },
     ),
 ]
+
+SEND_MESSAGE_TOOL = ToolSpec(
+    name=SEND_MESSAGE_TO_USER,
+    description="Send a message to the user you are helping and get their reply: ask for "
+    "details you do not have, confirm before changing anything, tell them the outcome.",
+    input_schema={
+        "type": "object",
+        "properties": {"message": {"type": "string", "description": "What to tell the user."}},
+        "required": ["message"],
+        "additionalProperties": False,
+    },
+)
+
+CONVERSATION_PROMPT = (
+    "You are talking with a user. A reply without a tool call is sent to the user "
+    "(so is a send_message_to_user call), and their answer comes back to you. Ask the "
+    "user for any detail you do not have instead of guessing it, tell them what you "
+    "found, and before you change anything on their behalf, say what you will do and "
+    "wait for their yes. The user ends the conversation when they are done."
+)
+
+
+def meta_tools(task: Task) -> list[ToolSpec]:
+    """The meta-tools an agent is offered for ``task``: two, plus ``send_message_to_user``
+    when the task is conversational."""
+    return [*META_TOOLS, SEND_MESSAGE_TOOL] if task.user is not None else list(META_TOOLS)
+
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an agent that completes the user's task by operating an application "
@@ -203,6 +242,30 @@ class ReferencePolicy:
     name: str = "reference"
     _turn: int = field(default=0, init=False)
 
+    def _conversation_turn(self, turn: int, fmt: ToolCallFormat) -> ChatResponse:
+        """Turn ``turn`` (>= 1) of a conversational task's reference: the plan of its tool
+        calls and ``user.reference_messages``, then a closing question until the user stops."""
+        from awm_core.conversation import conversation_plan
+        from awm_core.models import AgentMessage
+
+        assert self.task.user is not None
+        plan = conversation_plan(
+            self.task.reference_solution or [], self.task.user.reference_messages
+        )
+        if turn > len(plan):
+            return fmt.assistant_response(
+                None, reasoning="Nothing is left to do.", content="Is there anything else?"
+            )
+        item = plan[turn - 1]
+        if isinstance(item, AgentMessage):
+            return fmt.assistant_response(None, reasoning="Tell the user.", content=item.text)
+        call = ToolCall(
+            id=f"call_{turn}",
+            name=CALL_TOOL,
+            arguments={"tool_name": item.tool, "arguments": item.arguments},
+        )
+        return fmt.assistant_response(call, reasoning=f"Reference step: {item.tool}.")
+
     async def respond(
         self,
         messages: list[Message],
@@ -217,6 +280,8 @@ class ReferencePolicy:
         if turn == 0:
             call = ToolCall(id="call_0", name=LIST_TOOLS, arguments={})
             return fmt.assistant_response(call, reasoning="First, list the tools.")
+        if self.task.user is not None:
+            return self._conversation_turn(turn, fmt)
         if turn <= len(steps):
             step = steps[turn - 1]
             call = ToolCall(
@@ -288,7 +353,7 @@ def _new_trajectory(
         instruction=task.instruction,
         messages=[
             Message(role="system", content=system),
-            Message(role="user", content=task.instruction),
+            Message(role="user", content=task.user.opening if task.user else task.instruction),
         ],
         started_at=datetime.now(UTC),
         metadata={"policy": policy_name, "format": form.name, **metadata},
@@ -338,10 +403,13 @@ async def _call_tool(
     return result
 
 
-def _check_parsed(parsed: ParseResult, checks: StepChecks, state: _State) -> ToolCall | None:
-    """The call to run, or None for a final answer; raises :class:`_Ended` on a violation."""
+def _check_parsed(
+    parsed: ParseResult, checks: StepChecks, state: _State, *, conversational: bool = False
+) -> ToolCall | None:
+    """The call to run, or None for a final answer (a message to the user in a conversation);
+    raises :class:`_Ended` on a violation."""
     if parsed.failure is ParseFailure.NO_CALL:
-        if checks.success_before_answer and state.successes == 0:
+        if checks.success_before_answer and state.successes == 0 and not conversational:
             raise _violation(
                 Violation.NO_SUCCESSFUL_CALL,
                 "answered before list_tools and one successful call_tool",
@@ -376,14 +444,22 @@ class EpisodeRun:
         settings: EpisodeSettings = EpisodeSettings(),
         policy_name: str = "external",
         env_id: str = "",
+        user: UserSimulator | None = None,
     ) -> None:
         self.session = session
         self.task = task
         self.settings = settings
         self.format = get_format(settings.fmt)
-        self._meta_schemas = {t.name: t.input_schema for t in META_TOOLS}
-        self.request_tools = self.format.request_tools(META_TOOLS)
-        system = self.format.system_prompt(settings.system_prompt, META_TOOLS)
+        self.user = _user_for(task, user)
+        self.meta_tools = meta_tools(task)
+        self._meta_schemas = {t.name: t.input_schema for t in self.meta_tools}
+        self.request_tools = self.format.request_tools(self.meta_tools)
+        base = settings.system_prompt
+        if self.user is not None:
+            base = f"{base}\n\n{CONVERSATION_PROMPT}"
+        system = self.format.system_prompt(base, self.meta_tools)
+        self._said: list[str] = []  # the agent's messages to the user
+        self._dialogue: list[Message] = [self.trajectory_opening(task)]
         self.trajectory = _new_trajectory(
             policy_name,
             session,
@@ -395,6 +471,7 @@ class EpisodeRun:
                 "history_window": settings.history_window,
                 "max_steps": settings.max_steps,
                 "lenient": settings.lenient,
+                **({"user_simulator": self.user.name} if self.user is not None else {}),
             },
         )
         self._state = _State()
@@ -405,6 +482,30 @@ class EpisodeRun:
     @property
     def done(self) -> bool:
         return self._done
+
+    @staticmethod
+    def trajectory_opening(task: Task) -> Message:
+        """The user's first message: the opening of a conversation, else the instruction."""
+        return Message(role="user", content=task.user.opening if task.user else task.instruction)
+
+    async def _ask_user(self, text: str) -> tuple[str, bool]:
+        """Send ``text`` to the simulated user: ``(their reply, whether they ended it)``."""
+        assert self.user is not None
+        self._said.append(text)
+        self._dialogue.append(Message(role="assistant", content=text))
+        try:
+            raw = await self.user.reply(list(self._dialogue))
+        except (AWMError, LLMError) as exc:  # the simulator's fault, not the agent's
+            raise _Ended(
+                Termination.MODEL_ERROR, f"user simulator: {type(exc).__name__}: {exc}"
+            ) from None
+        reply = strip_stop(raw)
+        self._dialogue.append(Message(role="user", content=reply))
+        return reply, is_stop(raw)
+
+    def _user_ended(self) -> None:
+        self.trajectory.final_answer = "\n".join(self._said)
+        self.end(Termination.FINAL_ANSWER, "the user ended the conversation")
 
     def prompt(self) -> list[Message]:
         """The messages for the next turn: the history, truncated to the window."""
@@ -453,29 +554,47 @@ class EpisodeRun:
         traj.steps.append(step)
         traj.messages.append(assistant)
         try:
-            call = _check_parsed(parsed, checks, state)
-            if call is None:
+            call = _check_parsed(parsed, checks, state, conversational=self.user is not None)
+            if call is None and self.user is not None:
+                reply, stop = await self._ask_user(parsed.content)
+                step.result = ToolResult(content=reply)
+                if reply:
+                    traj.messages.append(Message(role="user", name=SIMULATED_USER, content=reply))
+                if stop:
+                    self._user_ended()
+                    return step
+            elif call is None:
                 traj.final_answer = parsed.content
                 self.end(Termination.FINAL_ANSWER, None)
                 return step
-            if call.name == LIST_TOOLS:
-                result = await _list_tools(self.session, state, checks)
+            elif call.name == SEND_MESSAGE_TO_USER:
+                reply, stop = await self._ask_user(str(call.arguments.get("message", "")))
+                step.result = ToolResult(content=reply)
+                traj.messages.append(form.tool_message(call, reply))
+                if stop:
+                    self._user_ended()
+                    return step
+            elif call.name == LIST_TOOLS:
+                step.result = await _list_tools(self.session, state, checks)
             else:
-                result = await _call_tool(call, self.session, state, checks, lenient)
-            step.result = result
-            traj.messages.append(form.tool_message(call, render_result(result)))
-            if result.error_type == "environment_error":
-                raise _Ended(Termination.ENVIRONMENT_ERROR, render_result(result)[:300])
-            if result.is_error and checks.fail_on_tool_error:
-                raise _violation(Violation.TOOL_ERROR_RESPONSE, render_result(result)[:300])
-            if not result.is_error and call.name == CALL_TOOL:
-                state.successes += 1
+                step.result = await _call_tool(call, self.session, state, checks, lenient)
+            result = step.result
+            if call is not None and call.name in (LIST_TOOLS, CALL_TOOL) and result is not None:
+                traj.messages.append(form.tool_message(call, render_result(result)))
+                if result.error_type == "environment_error":
+                    raise _Ended(Termination.ENVIRONMENT_ERROR, render_result(result)[:300])
+                if result.is_error and checks.fail_on_tool_error:
+                    raise _violation(Violation.TOOL_ERROR_RESPONSE, render_result(result)[:300])
+                if not result.is_error and call.name == CALL_TOOL:
+                    state.successes += 1
         except _Ended as ended:
             if ended.violation is not None:
                 step.violation = ended.violation.value
             self.end(ended.termination, f"step {index}: {ended.reason}")
             return step
         if len(traj.steps) >= self.settings.max_steps:
+            if self._said:
+                traj.final_answer = "\n".join(self._said)
             self.end(
                 Termination.MAX_STEPS, f"no final answer within {self.settings.max_steps} steps"
             )
@@ -490,14 +609,18 @@ async def run_episode(
     settings: EpisodeSettings = EpisodeSettings(),
     env_id: str = "",
     on_step: Callable[[Trajectory], None] | None = None,
+    user: UserSimulator | None = None,
 ) -> Trajectory:
     """Run one episode and return its :class:`Trajectory` (it never raises for agent faults).
 
     ``settings`` (:class:`EpisodeSettings`): step budget, history window, tool-call
     format, step checks, system prompt and leniency. ``on_step`` sees the trajectory
     after every step (the same object, growing), so a caller can keep it as it goes.
+    ``user`` plays a conversational task's user (default: the ``scripted`` simulator).
     """
-    run = EpisodeRun(session, task, settings=settings, policy_name=policy.name, env_id=env_id)
+    run = EpisodeRun(
+        session, task, settings=settings, policy_name=policy.name, env_id=env_id, user=user
+    )
     if on_step is not None:
         on_step(run.trajectory)
     while not run.done:
@@ -511,6 +634,17 @@ async def run_episode(
         if on_step is not None:
             on_step(run.trajectory)
     return run.trajectory
+
+
+def _user_for(task: Task, user: UserSimulator | None) -> UserSimulator | None:
+    """The simulator for a conversational task (the ``scripted`` one unless given), else None."""
+    if task.user is None:
+        return None
+    if user is not None:
+        return user
+    from awm_core.registry import get_user_simulator
+
+    return get_user_simulator("scripted", task)
 
 
 def _checked(failure: ParseFailure, checks: StepChecks) -> bool:

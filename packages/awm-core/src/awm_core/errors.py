@@ -64,3 +64,7 @@ class BenchmarkUnavailableError(AWMError):
 
 class UnknownSubsetError(AWMError, ValueError):
     """``--only`` names a category, domain or environment the benchmark does not have."""
+
+
+class UserSimulatorError(AWMError):
+    """A conversational task's user cannot be simulated (no script, no model, an empty turn)."""

@@ -75,6 +75,15 @@ def register_reward_functions(register: Register) -> None:
 
 
 @hookspec
+def register_user_simulators(register: Register) -> None:
+    """Called when a conversational task's user simulator is chosen by name (``scripted``, ``llm``).
+
+    Register ``(name, factory)``; ``factory(task, **options)`` returns an
+    :class:`awm_core.contracts.UserSimulator` that plays the task's user.
+    """
+
+
+@hookspec
 def register_benchmarks(register: Register) -> None:
     """Called when ``awm bench list|run`` or ``nox -s bench`` looks up a benchmark.
 

@@ -25,9 +25,12 @@ if TYPE_CHECKING:
         Judge,
         JudgeFactory,
         RewardFunction,
+        UserSimulator,
+        UserSimulatorFactory,
         VerifierSignature,
     )
     from awm_core.llm.base import LLMBackend
+    from awm_core.models import Task
 
 T = TypeVar("T")
 
@@ -91,6 +94,11 @@ REWARD_FUNCTIONS: Kind[RewardFunction] = Kind(
     _callable("a reward function(verdict, trajectory) -> Reward"),
 )
 BENCHMARKS: Kind[Benchmark] = Kind("benchmark", "register_benchmarks", _implements("Benchmark"))
+USER_SIMULATORS: Kind[UserSimulatorFactory] = Kind(
+    "user simulator",
+    "register_user_simulators",
+    _callable("a user simulator factory(task, **options) -> UserSimulator"),
+)
 
 KINDS: tuple[Kind[Any], ...] = (
     LLM_BACKENDS,
@@ -99,6 +107,7 @@ KINDS: tuple[Kind[Any], ...] = (
     JUDGES,
     REWARD_FUNCTIONS,
     BENCHMARKS,
+    USER_SIMULATORS,
 )
 
 
@@ -231,3 +240,27 @@ def get_benchmark(name: str) -> Benchmark:
 def list_benchmarks() -> list[str]:
     """The names of every registered benchmark, sorted."""
     return sorted(collect(BENCHMARKS))
+
+
+def get_user_simulator(name: str, task: Task, **options: Any) -> UserSimulator:
+    """Build the user simulator registered as ``name`` (``scripted``, ``llm``) for ``task``."""
+    from awm_core.contracts import UserSimulator
+
+    factories, owner = _collect(USER_SIMULATORS)
+    if name not in factories:
+        raise UnknownNameError(USER_SIMULATORS.label, name, list(factories))
+    simulator = factories[name](task, **options)
+    if not isinstance(simulator, UserSimulator):
+        raise PluginRegistrationError(
+            owner[name],
+            USER_SIMULATORS.label,
+            name,
+            f"its factory returned {type(simulator).__name__}, "
+            "not an awm_core.contracts.UserSimulator",
+        )
+    return simulator
+
+
+def list_user_simulators() -> list[str]:
+    """The names of every registered user simulator, sorted."""
+    return sorted(collect(USER_SIMULATORS))

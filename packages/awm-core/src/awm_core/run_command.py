@@ -34,6 +34,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from awm_core.conversation import SEND_MESSAGE_TO_USER
 from awm_core.episode import (
     ActingPolicy,
     EpisodeSettings,
@@ -46,7 +47,7 @@ from awm_core.errors import AWMError, UnknownNameError
 from awm_core.fake_env import ENV_ID as FAKE_ENV_ID
 from awm_core.fake_env import FakeNotesEnv
 from awm_core.models import Complexity, Task, Termination, Trajectory
-from awm_core.registry import get_backend, get_env_sources
+from awm_core.registry import get_backend, get_env_sources, get_user_simulator
 from awm_core.session import EnvSession
 
 
@@ -118,6 +119,8 @@ def print_trajectory(traj: Trajectory, console: Console) -> None:
     for step in traj.steps:
         call = step.tool_call
         call_text = f"{call.name}({json.dumps(call.arguments)})"[:300] if call else "(final answer)"
+        if call is None and step.result is not None:  # a conversation: the turn went to the user
+            call_text = f"(to the user) {step.assistant.content}"[:300]
         if step.violation:
             call_text = escape(call_text) + f"\n[red]violation: {escape(step.violation)}[/red]"
         else:
@@ -127,6 +130,8 @@ def print_trajectory(traj: Trajectory, console: Console) -> None:
             content = step.result.content
             result = content if isinstance(content, str) else json.dumps(content, default=str)
             result = escape(result[:300])
+            if call is None or call.name == SEND_MESSAGE_TO_USER:
+                result = f"[bold]user:[/bold] {result}"
             if step.result.is_error:
                 result = f"[red]{step.result.error_type}[/red] {result}"
         table.add_row(
@@ -238,6 +243,18 @@ async def _save_db(session: EnvSession, path: Path) -> None:
 @click.option("--temperature", default=None, type=float)
 @click.option("--max-tokens", default=None, type=int)
 @click.option("--require-reasoning", is_flag=True, help="Fail turns without <think>.")
+@click.option(
+    "--user-sim",
+    "user_sim",
+    default=None,
+    help="Who plays a conversational task's user: scripted (the task's replies) or llm "
+    "(needs --user-model); default scripted, or llm when --user-model is given.",
+)
+@click.option(
+    "--user-model",
+    default=None,
+    help="The llm user simulator's own model (a backend spec, e.g. openai:gpt-4o-mini).",
+)
 @click.option("--lenient", is_flag=True, help="Repair near-miss tool calls instead of failing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the trajectory as JSON.")
 @click.option(
@@ -271,6 +288,8 @@ def run_command(
     temperature: float | None,
     max_tokens: int | None,
     require_reasoning: bool,
+    user_sim: str | None,
+    user_model: str | None,
     lenient: bool,
     as_json: bool,
     out: Path | None,
@@ -327,8 +346,19 @@ def run_command(
                 checks=StepChecks(require_reasoning=require_reasoning),
                 lenient=lenient,
             )
+            user = None
+            if task.user is not None:
+                name = user_sim or ("llm" if user_model else "scripted")
+                options = {"model": user_model} if user_model else {}
+                user = get_user_simulator(name, task, **options)
             traj = await run_episode(
-                policy, session, task, settings=settings, env_id=canonical_id, on_step=keeper.keep
+                policy,
+                session,
+                task,
+                settings=settings,
+                env_id=canonical_id,
+                on_step=keeper.keep,
+                user=user,
             )
             if save_db is not None:
                 await _save_db(session, save_db / "after.db")

@@ -105,6 +105,10 @@ def _prepare(
             function=task.verifier,
             final_answer=trajectory.final_answer,
         )
+        if task.user is not None:  # a conversation: the communication checks decide too
+            from awm_verify.verify import with_communication
+
+            verification = with_communication(task, trajectory, verification)
     diff = diff_images(env.template, final)
     return JudgeRequest(task, trajectory, verification, diff), replay
 

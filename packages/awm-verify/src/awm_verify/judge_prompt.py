@@ -133,6 +133,34 @@ def render_trajectory(trajectory: Trajectory, lim: PromptLimits | None = None) -
     return "\n".join(out)
 
 
+def render_conversation(task: Task, trajectory: Trajectory, lim: PromptLimits | None = None) -> str:
+    """A conversational task's policy (what the user knew, what the agent had to tell them,
+    what needed their yes) and the dialogue with the tool calls in between, in order: what
+    the communication checks decided by code cannot (did it *ask* for confirmation?)."""
+    from awm_core.conversation import events_from_trajectory
+
+    lim = lim or PromptLimits()
+    user = task.user
+    assert user is not None
+    lines: list[str] = []
+    if user.hidden_facts:
+        known = "; ".join(f"{f.name}: {f.value}" for f in user.hidden_facts)
+        lines.append(f"Only the user knew (the agent had to ask, not guess): {known}")
+    if user.must_tell:
+        lines.append("The agent had to tell the user: " + "; ".join(f.fact for f in user.must_tell))
+    if user.confirm_before:
+        lines.append(
+            "The agent had to ask the user and get their answer before calling: "
+            + ", ".join(user.confirm_before)
+        )
+    for event in events_from_trajectory(trajectory):
+        if event.kind == "call":
+            lines.append(f"  (calls {event.tool}({_json(event.arguments, lim.max_arg_chars)}))")
+        else:
+            lines.append(f"{event.kind}: {_clip(event.text, lim.max_text_chars)}")
+    return "\n".join(lines)
+
+
 def render_verification(result: VerifierResult, lim: PromptLimits | None = None) -> str:
     """The verifier's verdict and evidence as JSON, or why it failed."""
     lim = lim or PromptLimits()
@@ -174,6 +202,8 @@ def build_user_prompt(
             "## Note\nThe right outcome of this task is to change nothing and explain why it cannot be done."
         )
     parts.append("## Agent trajectory\n" + render_trajectory(trajectory, lim))
+    if task.user is not None:
+        parts.append("## Conversation with the user\n" + render_conversation(task, trajectory, lim))
     if include_state:
         parts.append(
             "## Database changes (initial -> final)\n"

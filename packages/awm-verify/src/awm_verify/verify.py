@@ -125,6 +125,8 @@ async def verify_episode(
             )
         else:
             diff = await diff_task
+    if task.user is not None and verification is not None:
+        verification = with_communication(task, trajectory, verification)
     verdict = await judge_obj.judge(JudgeRequest(task, trajectory, verification, diff))
     return VerificationReport(
         env_id=trajectory.env_id,
@@ -134,6 +136,23 @@ async def verify_episode(
         verification=verification,
         diff=diff,
     )
+
+
+def with_communication(
+    task: Task, trajectory: Trajectory, verification: VerifierResult
+) -> VerifierResult:
+    """A conversational task's verification: the verifier's verdict and the communication
+    checks of :mod:`awm_core.conversation` (facts told, nothing guessed, asked before acting),
+    decided by code; both must hold. The checks' outcome is kept in the evidence, so a
+    judge reading it (``code+llm``) sees which one failed."""
+    from awm_core.conversation import check_communication, events_from_trajectory
+
+    talk = check_communication(task, events_from_trajectory(trajectory))
+    complete = verification.complete
+    if complete is not None:
+        complete = complete and talk.passed
+    evidence = {**verification.evidence, "communication": talk.evidence()}
+    return verification.model_copy(update={"complete": complete, "evidence": evidence})
 
 
 def _not_run(task: Task) -> VerifierResult:

@@ -7,10 +7,14 @@ from .message import Message as Message
 from .message import Role as Role
 from .message import ToolCall as ToolCall
 from .scenario import Scenario as Scenario
+from .task import AgentMessage as AgentMessage
 from .task import Complexity as Complexity
+from .task import HiddenFact as HiddenFact
 from .task import NegativeExample as NegativeExample
+from .task import SpokenFact as SpokenFact
 from .task import Task as Task
 from .task import ToolCallStep as ToolCallStep
+from .task import UserSection as UserSection
 from .task import complexity_for_calls as complexity_for_calls
 from .tool import ToolSpec as ToolSpec
 from .trajectory import StepRecord as StepRecord

@@ -201,6 +201,10 @@ def validate_task_with_replay(
 
     Without ``require_proof``, a task with no reference solution gets only the checks
     that need none (:func:`_validate_unproven`) and is reported ``unproven``."""
+    if task.user is not None:  # its proofs are conversations (awm_envs.validation.conversation)
+        from awm_envs.validation.conversation import validate_conversation
+
+        return validate_conversation(env_id, env, task, run_verifier)
     if task.reference_solution is None and not require_proof:
         return _validate_unproven(env_id, env, task, run_verifier)
     steps = task.reference_solution or []
