@@ -13,6 +13,8 @@ from .bundle.toolspecs import derive_tool_specs as derive_tool_specs
 from .errors import BundleError as BundleError
 from .errors import BundleProblem as BundleProblem
 from .errors import EnvironmentNotFoundError as EnvironmentNotFoundError
+from .hub.client import pull_bundle as pull_bundle
+from .hub.errors import HubError as HubError
 from .pool.envpool import EnvPool as EnvPool
 from .pool.remote import RemoteInstance as RemoteInstance
 from .pool.remote import WorkerDied as WorkerDied
