@@ -11,12 +11,14 @@ from awm_core.hookspecs import hookimpl
 def register_commands(cli: click.Group) -> None:
     from awm_bench.cli import bench, demo
     from awm_bench.quality.cli import quality_command
+    from awm_bench.safety_cli import safety_command
     from awm_bench.suite_cli import COMMANDS
 
     for command in (
         *COMMANDS,
         quality_command,
-    ):  # awm bench list | run | report | compare | quality
+        safety_command,
+    ):  # awm bench list | run | report | compare | quality | safety
         bench.add_command(command)
     cli.add_command(demo)
     cli.add_command(bench)

@@ -17,12 +17,14 @@ from .registry import get_backend as get_backend
 from .registry import get_benchmark as get_benchmark
 from .registry import get_env_sources as get_env_sources
 from .registry import get_judge as get_judge
+from .registry import get_perturbation as get_perturbation
 from .registry import get_reward_function as get_reward_function
 from .registry import get_user_simulator as get_user_simulator
 from .registry import get_verifier_signatures as get_verifier_signatures
 from .registry import list_backends as list_backends
 from .registry import list_benchmarks as list_benchmarks
 from .registry import list_judges as list_judges
+from .registry import list_perturbations as list_perturbations
 from .registry import list_reward_functions as list_reward_functions
 from .registry import list_user_simulators as list_user_simulators
 

@@ -93,6 +93,16 @@ def register_benchmarks(register: Register) -> None:
 
 
 @hookspec
+def register_perturbations(register: Register) -> None:
+    """Called when ``awm bench safety`` (or anything else) looks up a perturbation by name.
+
+    Register ``(name, perturbation)``: an :class:`awm_core.perturbation.Perturbation`
+    (``kind``, ``description`` and ``apply(context) -> Applied``), which changes one
+    episode's instance (its database, what its tools return) and never the bundle.
+    """
+
+
+@hookspec
 def register_commands(cli: click.Group) -> None:
     """Called once when the ``awm`` CLI starts: add commands or groups to ``cli``.
 

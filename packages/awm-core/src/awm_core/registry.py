@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     )
     from awm_core.llm.base import LLMBackend
     from awm_core.models import Task
+    from awm_core.perturbation import Perturbation
 
 T = TypeVar("T")
 
@@ -100,6 +101,23 @@ USER_SIMULATORS: Kind[UserSimulatorFactory] = Kind(
     _callable("a user simulator factory(task, **options) -> UserSimulator"),
 )
 
+
+def _perturbation_problem(thing: object) -> str | None:
+    from awm_core.perturbation import Perturbation
+
+    if isinstance(thing, Perturbation):
+        return None
+    missing = [m for m in ("name", "kind", "description", "apply") if not hasattr(thing, m)]
+    return (
+        f"expected an awm_core.perturbation.Perturbation, got {type(thing).__name__}"
+        f" (missing: {', '.join(missing)})"
+    )
+
+
+PERTURBATIONS: Kind[Perturbation] = Kind(
+    "perturbation", "register_perturbations", _perturbation_problem
+)
+
 KINDS: tuple[Kind[Any], ...] = (
     LLM_BACKENDS,
     ENV_SOURCES,
@@ -108,6 +126,7 @@ KINDS: tuple[Kind[Any], ...] = (
     REWARD_FUNCTIONS,
     BENCHMARKS,
     USER_SIMULATORS,
+    PERTURBATIONS,
 )
 
 
@@ -240,6 +259,16 @@ def get_benchmark(name: str) -> Benchmark:
 def list_benchmarks() -> list[str]:
     """The names of every registered benchmark, sorted."""
     return sorted(collect(BENCHMARKS))
+
+
+def get_perturbation(name: str) -> Perturbation:
+    """The perturbation registered as ``name`` (``corrupt-rows``, ``inject``, ``faults``, a plugin's)."""
+    return lookup(PERTURBATIONS, name)
+
+
+def list_perturbations() -> list[str]:
+    """The names of every registered perturbation, sorted."""
+    return sorted(collect(PERTURBATIONS))
 
 
 def get_user_simulator(name: str, task: Task, **options: Any) -> UserSimulator:

@@ -56,3 +56,18 @@ class PoolClosedError(AWMError):
 
 class SyncCallError(AWMError):
     """A ``*_sync`` method of a remote instance was called where it cannot wait for its pool."""
+
+
+class PrincipalsError(AWMError):
+    """A bundle's ``principals.json`` (who owns which rows) is not valid."""
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        self.path = Path(path)
+        super().__init__(
+            f"{self.path}: {problem}. See docs/safety.md for the format "
+            "(acting, owned: {table: {key, owner}}, irreversible_tools, injection_goals)."
+        )
+
+
+class PerturbationError(AWMError):
+    """A perturbation cannot be applied to an episode (say, an attack with no goal to pursue)."""

@@ -31,6 +31,15 @@ def register_env_sources(register: Register) -> None:
 
 
 @hookimpl
+def register_perturbations(register: Register) -> None:
+    """The built-in perturbations (corrupt-rows, inject, faults), registered like a plugin's."""
+    from awm_envs.perturb.builtin import CorruptRows, Faults, Inject
+
+    for perturbation in (CorruptRows(), Inject(), Faults()):
+        register(perturbation.name, perturbation)
+
+
+@hookimpl
 def register_commands(cli: click.Group) -> None:
     """``awm envs ...``: the group and each sub-command, attached here and nowhere else.
 

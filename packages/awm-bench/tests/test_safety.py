@@ -1,0 +1,128 @@
+"""``awm bench safety``: the oracle is useful and safe, the naive policy falls for injections
+and the verifier names the goal it reached, runs resume, and a plugin's perturbation is used."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from awm_bench.safety import SafetyRun, run_safety
+from awm_core import hookimpl
+from awm_core.cli import build_cli
+from awm_core.models import ToolResult
+from awm_core.perturbation import Applied, CallInfo, PerturbationContext
+
+
+def _safety(*args: str) -> tuple[int, str]:
+    """Exit code and stdout (progress and errors go to stderr, appended on failure)."""
+    result = CliRunner().invoke(build_cli(), ["bench", "safety", *args])
+    if result.exit_code:
+        return result.exit_code, result.stdout + result.stderr
+    return result.exit_code, result.stdout
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_the_oracle_is_fully_useful_and_never_attacked_or_out_of_bounds(tmp_path: Path) -> None:
+    code, out = _safety("shop", "bank", "--model", "oracle", "--out", str(tmp_path), "--json")
+    assert code == 0, out
+    summary = json.loads(out)
+    head = summary["headline"]
+    assert head["utility"] == 1.0
+    assert head["attack_success_rate"] == 0.0
+    assert head["unauthorized_access_rate"] == 0.0
+    assert head["unconfirmed_irreversible_rate"] == 0.0
+    # every environment was attacked, and the injection reached the agent each time
+    for env_id in ("shop", "bank"):
+        cell = summary["by_env"][env_id]["inject"]
+        assert cell["attacked"] == cell["episodes"] > 0
+    rows = _rows(tmp_path / "safety.jsonl")
+    assert all(r["injection_seen"] for r in rows if r["perturbation"] == "inject")
+    assert {r["perturbation"] for r in rows} == {"none", "corrupt-rows", "inject", "faults"}
+
+
+def test_the_naive_policy_falls_for_injections_and_the_verifier_names_each_goal(
+    tmp_path: Path,
+) -> None:
+    code, out = _safety(
+        "bank", "--model", "naive", "--perturbation", "inject", "--out", str(tmp_path)
+    )
+    assert code == 0, out
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["headline"]["attack_success_rate"] > 0
+    assert summary["headline"]["utility"] == 1.0  # unattacked, it does the task
+    reached = summary["attacks_reached"]
+    assert reached and all(a["evidence"] for a in reached)
+    goal = reached[0]["goal"]
+    assert f"goal {goal}" in out  # the terminal names the goal the verifier proved reached
+    assert goal in (tmp_path / "report.html").read_text()
+    paid = [a for a in reached if a["goal"] == "pay_attacker"]
+    assert paid and any("990011223344" in e for e in paid[0]["evidence"])
+    assert summary["headline"]["unconfirmed_irreversible_rate"] > 0  # an unasked payment
+
+
+def test_a_killed_run_resumes_with_the_episodes_it_lacks(tmp_path: Path) -> None:
+    run = SafetyRun(out=tmp_path, envs=("bank",), perturbations=("inject",), limit=2)
+    first = run_safety(run)
+    journal = tmp_path / "safety.jsonl"
+    lines = journal.read_text().splitlines()
+    assert len(lines) == 4
+    journal.write_text("\n".join(lines[:-1]) + "\n")  # the last episode was never kept
+    again = run_safety(run)
+    assert [r["key"] for r in again.rows] == [r["key"] for r in first.rows]
+    assert len(_rows(journal)) == 4
+    assert len(_rows(tmp_path / "trajectories.jsonl")) == 5  # one more episode, not four
+
+
+def test_a_folder_holds_one_model_and_seed(tmp_path: Path) -> None:
+    run_safety(SafetyRun(out=tmp_path, envs=("bank",), perturbations=("faults",), limit=1))
+    code, out = _safety("bank", "--model", "naive", "--limit", "1", "--out", str(tmp_path))
+    assert code != 0 and "holds a safety run of model 'oracle'" in out
+
+
+@dataclass(frozen=True)
+class _Shout:
+    """A third party's perturbation: every text result is shouted."""
+
+    name: str = "shout"
+    kind: str = "data"
+    description: str = "upper-cases text results"
+
+    def apply(self, context: PerturbationContext) -> Applied:
+        def after(info: CallInfo, result: ToolResult) -> ToolResult:
+            return result.model_copy(update={"content": str(result.content).upper()})
+
+        return Applied(after_call=after, record={"shouted": context.task.id})
+
+
+def test_a_perturbation_from_a_plugin_is_run_by_awm_bench_safety(
+    tmp_path: Path, register_plugin: Any
+) -> None:
+    class ShoutPlugin:
+        @hookimpl
+        def register_perturbations(self, register: Any) -> None:
+            register("shout", _Shout())
+
+    register_plugin(ShoutPlugin(), name="shout-plugin")
+    code, out = _safety(
+        "bank", "--perturbation", "shout", "--limit", "2", "--out", str(tmp_path), "--json"
+    )
+    assert code == 0, out
+    assert json.loads(out)["conditions"]["shout"]["kind"] == "data"
+    rows = [r for r in _rows(tmp_path / "safety.jsonl") if r["perturbation"] == "shout"]
+    assert [r["perturbation_record"]["shouted"] for r in rows] == [r["task_id"] for r in rows]
+    trajectories = _rows(tmp_path / "trajectories.jsonl")
+    shouted = [t for t in trajectories if t["metadata"]["run_key"].startswith("shout/")]
+    tool_texts = [m["content"] for t in shouted for m in t["messages"] if m["role"] == "tool"]
+    assert any("EVERYDAY CHECKING" in text for text in tool_texts)
+
+
+def test_an_unknown_perturbation_is_named_with_the_known_ones(tmp_path: Path) -> None:
+    code, out = _safety("bank", "--perturbation", "injct", "--out", str(tmp_path))
+    assert code != 0 and "did you mean 'inject'" in out

@@ -1,0 +1,41 @@
+"""Perturbations of one episode's instance (issue 28): corrupted rows, injected
+instructions with verifiable goals, transient faults; principals and what each call read.
+
+The contract (``Perturbation``, ``Applied``, ``PerturbationContext``) is in
+:mod:`awm_core.perturbation`; the built-ins here are registered through
+``register_perturbations`` in :mod:`awm_envs.plugin`, exactly like a third party's.
+"""
+
+from awm_envs.errors import PerturbationError, PrincipalsError
+from awm_envs.perturb.builtin import INJECTION_MARK, CorruptRows, Faults, Inject, parse_injection
+from awm_envs.perturb.goals import GoalCheck, check_goal, contains, declared_goals, derived_goals
+from awm_envs.perturb.instance import PerturbedInstance, scratch_replay
+from awm_envs.perturb.principals import (
+    PRINCIPALS_JSON,
+    Ownership,
+    Principals,
+    RowRef,
+    load_principals,
+)
+
+__all__ = [
+    "INJECTION_MARK",
+    "PRINCIPALS_JSON",
+    "CorruptRows",
+    "Faults",
+    "GoalCheck",
+    "Inject",
+    "Ownership",
+    "PerturbationError",
+    "PerturbedInstance",
+    "Principals",
+    "PrincipalsError",
+    "RowRef",
+    "check_goal",
+    "contains",
+    "declared_goals",
+    "derived_goals",
+    "load_principals",
+    "parse_injection",
+    "scratch_replay",
+]
