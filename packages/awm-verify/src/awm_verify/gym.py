@@ -29,9 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from awm_core.contracts import CODE_JUDGE, Judge
-from awm_core.episode import META_TOOLS, EpisodeRun, EpisodeSettings
+from awm_core.conversation import SEND_MESSAGE_TO_USER
+from awm_core.episode import CONVERSATION_PROMPT, EpisodeRun, EpisodeSettings, meta_tools
 from awm_core.llm.base import ChatResponse
 from awm_core.models import Message, Task, Termination, Trajectory
+from awm_core.registry import get_user_simulator
 from awm_core.session import EnvInstance
 from awm_core.toolcalls import get_format, openai_tool
 from awm_verify.rewards import RewardFn
@@ -104,12 +106,16 @@ class GymEpisode:
         self._result = None
         self._started = time.perf_counter()
         env = self.env
+        user = None
+        if self.task.user is not None:  # a conversational task: its user answers plain turns
+            user = get_user_simulator(env.user_simulator, self.task, **env.user_options)
         self._run = EpisodeRun(
             instance,
             self.task,
             settings=env.settings,
             policy_name=env.policy_name,
             env_id=env.environment.id,
+            user=user,
         )
         self._instance = instance
         return Observation(
@@ -119,7 +125,7 @@ class GymEpisode:
             messages=message_dicts(self._run.prompt()),
             # the meta-tools as OpenAI tool dicts whatever the format: a Hermes prompt
             # lists them in its system message too, a native client passes these
-            tools=[openai_tool(t) for t in META_TOOLS],
+            tools=[openai_tool(t) for t in self._run.meta_tools],
         )
 
     def prompt(self) -> list[dict[str, Any]]:
@@ -140,6 +146,10 @@ class GymEpisode:
             info["call"] = step.tool_call.name
         if step.violation:
             info["violation"] = step.violation
+        if step.result is not None and (
+            step.tool_call is None or step.tool_call.name == SEND_MESSAGE_TO_USER
+        ):  # the observation is the simulated user's reply, not a tool's
+            info["user_reply"] = step.result.content
         if self._run.done:
             traj = self._run.trajectory
             info["termination"] = traj.termination.value
@@ -205,6 +215,8 @@ class TaskEnv:
         reward: RewardFn | str = "default",
         settings: EpisodeSettings = EpisodeSettings(),
         policy_name: str = "gym",
+        user_simulator: str = "scripted",
+        user_options: dict[str, Any] | None = None,
     ) -> None:
         from awm_envs import EnvPool, load_environment
 
@@ -213,6 +225,10 @@ class TaskEnv:
         self.judge, self.reward = judge, reward
         self.settings = settings
         self.policy_name = policy_name
+        # who plays a conversational task's user: a registered simulator and its options
+        # (``llm`` with ``{"model": SPEC}``); tasks without a user section ignore it
+        self.user_simulator = user_simulator
+        self.user_options = dict(user_options or {})
         self.verifier_source: str | None = self.environment.verifier_source
         self._started = False
 
@@ -232,11 +248,15 @@ class TaskEnv:
     def initial_messages(self, task: Task | str) -> list[dict[str, Any]]:
         """The prompt an episode of ``task`` starts from (system with the meta-tools, user)."""
         form = get_format(self.settings.fmt)
-        system = form.system_prompt(self.settings.system_prompt, META_TOOLS)
+        task = self.task(task)
+        base = self.settings.system_prompt
+        if task.user is not None:
+            base = f"{base}\n\n{CONVERSATION_PROMPT}"
+        system = form.system_prompt(base, meta_tools(task))
         return message_dicts(
             [
                 Message(role="system", content=system),
-                Message(role="user", content=self.task(task).instruction),
+                EpisodeRun.trajectory_opening(task),
             ]
         )
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from awm_core.conversation import SEND_MESSAGE_TO_USER, SIMULATED_USER
 from awm_core.view.episodes import COMPLETED, Episode, VerdictView
 
 if TYPE_CHECKING:
@@ -185,6 +186,8 @@ def _model_block(step: StepRecord, reason: str | None) -> Block:
         body.append(_call_text(step.tool_call), style="cyan")
     elif step.violation:
         body.append("no call could be read", style="red")
+    elif step.result is not None:  # a conversational task: the turn went to the user
+        body.append("no call: a message to the user")
     else:
         body.append("no call: a final answer")
     title = f"step {step.index} · model"
@@ -208,7 +211,9 @@ def _tool_block(step: StepRecord) -> Block | None:
     if result is None:
         return None
     call = step.tool_call
-    name = call.name if call is not None else "tool"
+    if call is None or call.name == SEND_MESSAGE_TO_USER:  # the simulated user's reply
+        return Block("user", f"step {step.index} · the user replies", Text(_pretty(result.content)))
+    name = call.name
     if call is not None and call.name == CALL_TOOL:
         name = str(call.arguments.get("tool_name") or name)
     title = f"step {step.index} · {name} result"
@@ -253,8 +258,8 @@ def _message_blocks(ep: Episode) -> list[Block]:
             step = next(steps)
             out += _step_blocks(step, reason)
             answered = step.result is not None
-        elif m.role == "tool" and answered:
-            answered = False
+        elif (m.role == "tool" or m.name == SIMULATED_USER) and answered:
+            answered = False  # shown with its step
         else:
             out.append(_message_block(m.role, m.content))
     return out
