@@ -71,7 +71,8 @@ def test_at_least_twenty_tools(env_dir: Path) -> None:
 
 def test_ten_tasks_cover_every_bucket_with_a_refusal(env_dir: Path) -> None:
     tasks = [Task.model_validate(t) for t in json.loads((env_dir / "tasks.json").read_text())]
-    assert len(tasks) == 10
+    # ten single-instruction tasks; conversational variants (a user section) come on top
+    assert len([t for t in tasks if t.user is None]) >= 10
     assert {t.complexity for t in tasks} == set(Complexity)
     assert any(t.expects_refusal for t in tasks)
     for t in tasks:
