@@ -169,6 +169,16 @@ def bench() -> None:
     default=None,
     help="Write here instead of RESULTS/RUN/tasks/MODEL (the same folder resumes).",
 )
+@click.option(
+    "--conversational",
+    is_flag=True,
+    help="Only conversational tasks (a user section); reports pass rate and mean turns.",
+)
+@click.option(
+    "--user-model",
+    default=None,
+    help="With --conversational: the llm user simulator's model (default: the scripted user).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def bench_tasks(
     envs: tuple[str, ...],
@@ -188,11 +198,15 @@ def bench_tasks(
     run_name: str | None,
     results: Path,
     out: Path | None,
+    conversational: bool,
+    user_model: str | None,
     as_json: bool,
 ) -> None:
     """Pass@1 by complexity bucket (and pass^k with --trials) for one policy on awm tasks.
 
-    ENVS default to shop and bank. The same run as `awm bench run tasks`, with its
+    ENVS default to shop and bank (with --conversational, the environments that have
+    conversational tasks: their user is the task's scripted one, or the llm simulator
+    on --user-model). The same run as `awm bench run tasks`, with its
     layout: OUT/trajectories.jsonl (every episode with its verdict, kept as it
     ends; `awm view OUT`), OUT/awm.jsonl, OUT/summary.json and OUT/report.html.
     Ctrl-C keeps every finished episode; the same command (or --run) continues.
@@ -202,7 +216,14 @@ def bench_tasks(
 
     from awm_bench.demo import DemoResult, print_summary
     from awm_bench.suite_cli import model_slug
-    from awm_bench.tasks_suite import DEFAULT_ENVS, ORACLE, AwmTasksBenchmark, TasksRun, run_tasks
+    from awm_bench.tasks_suite import (
+        CONVERSATIONAL_ENVS,
+        DEFAULT_ENVS,
+        ORACLE,
+        AwmTasksBenchmark,
+        TasksRun,
+        run_tasks,
+    )
     from awm_core.contracts import benchmark_sampling
     from awm_core.errors import UnknownSubsetError
     from awm_core.llm.sampling import Sampling
@@ -210,7 +231,7 @@ def bench_tasks(
     if model == "reference":  # the name this command used before the ground truth was 'oracle'
         click.echo("note: the ground-truth policy is called 'oracle' now", err=True)
         model = ORACLE
-    envs = envs or DEFAULT_ENVS
+    envs = envs or (CONVERSATIONAL_ENVS if conversational else DEFAULT_ENVS)
     if len(envs) == 1:
         task_ids = tuple(t if "/" in t else f"{envs[0]}/{t}" for t in task_ids)
     elif any("/" not in t for t in task_ids):
@@ -233,6 +254,8 @@ def bench_tasks(
         judge_model=judge_model,
         max_steps=max_steps,
         sampling=sampling,
+        conversational=conversational,
+        user_model=user_model,
     )
     try:
         with progress_callback() as progress:
@@ -253,6 +276,12 @@ def bench_tasks(
     shown = DemoResult(reports=result.reports, wall_s=result.wall_s)
     shown.report_path = out / "report.html"
     print_summary(shown, make_console(), title="awm bench tasks")
+    if conversational:
+        talk = result.summary["conversational"]
+        click.echo(
+            f"conversational: {talk['pass_rate']:.0%} passed over {talk['episodes']} episode(s); "
+            f"mean turns {talk['mean_turns']:.1f} ({talk['mean_user_turns']:.1f} to the user)"
+        )
     pass_hat = result.summary["modes"]["awm"]["pass_hat_k"]
     if trials > 1:
         click.echo("   ".join(f"{k}: {v:.0%}" for k, v in pass_hat.items()))

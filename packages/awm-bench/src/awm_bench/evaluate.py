@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from awm_core import get_judge
-from awm_core.contracts import CODE_JUDGE, Judge
+from awm_core.contracts import CODE_JUDGE, Judge, UserSimulator
 from awm_core.episode import ActingPolicy, EpisodeSettings
 from awm_core.models import Complexity, Task, Trajectory
 from awm_envs import Environment, EnvPool, load_environment
@@ -170,6 +170,7 @@ async def evaluate_environment(
     trajectories: list[Trajectory] | None = None,
     on_outcome: Callable[[EpisodeOutcome], None] | None = None,
     on_episode: Callable[[EpisodeOutcome, Trajectory], None] | None = None,
+    user_factory: Callable[[Task], UserSimulator | None] | None = None,
 ) -> EnvReport:
     """Roll out ``tasks`` (default: all) once each and verify every episode.
 
@@ -178,7 +179,8 @@ async def evaluate_environment(
     ``trajectories`` when a list is given, each with its verdict in
     ``metadata["verdict"]`` (label, reward, reasoning); ``on_outcome`` is called
     as each episode finishes (a progress bar), ``on_episode`` with the trajectory too
-    (a run that keeps each episode the moment it ends).
+    (a run that keeps each episode the moment it ends). ``user_factory`` builds a
+    conversational task's user simulator (default: the ``scripted`` one).
     """
     environment = env if isinstance(env, Environment) else load_environment(env)
     judge_obj = get_judge(judge) if isinstance(judge, str) else judge
@@ -202,6 +204,7 @@ async def evaluate_environment(
                     reward=reward,
                     settings=settings,
                     verifier_source=environment.verifier_source,
+                    user=user_factory(task) if user_factory and task.user else None,
                 )
             reasoning = (
                 done.report.verdict.reasoning

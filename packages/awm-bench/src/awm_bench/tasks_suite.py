@@ -19,7 +19,7 @@ import json
 import math
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,10 +30,13 @@ from awm_core.llm.sampling import Sampling
 if TYPE_CHECKING:  # the rollout stack loads when a run starts, not with the plugin
     from awm_bench.evaluate import EnvReport, PolicyFactory
     from awm_bench.journal import Journal
+    from awm_core.contracts import UserSimulator
     from awm_core.episode import ActingPolicy
     from awm_core.models import Task, Trajectory
 
 DEFAULT_ENVS = ("shop", "bank")
+CONVERSATIONAL_ENVS = ("shop", "travel", "tickets", "learning", "social")
+"""The catalog environments that ship conversational tasks (``--conversational``'s default)."""
 
 
 class AwmTasksBenchmark:
@@ -98,6 +101,9 @@ class TasksRun:
     first ``limit`` of each). ``trials``: episodes per task (pass^k over them).
     ``concurrency``: episodes at once per environment. ``judge``: a judge name (default:
     ``code+llm`` with the model itself when it is an endpoint, else ``code``).
+    ``conversational``: only tasks with a user section, summarised by pass rate and turns;
+    their user is ``scripted`` (the task's replies) unless ``user_model`` names a model
+    for the ``llm`` simulator.
     """
 
     out: Path
@@ -113,6 +119,8 @@ class TasksRun:
     max_steps: int | None = None
     sampling: Sampling = Sampling(temperature=0.0)
     progress: Progress | None = None
+    conversational: bool = False
+    user_model: str | None = None
 
 
 @dataclass
@@ -173,7 +181,10 @@ def run_tasks(run: TasksRun) -> TasksResult:
                     trajectory.metadata.update(run_key=key, trial=trial, model=run.model)
                     with trajectories.open("a", encoding="utf-8") as fh:
                         fh.write(trajectory.model_dump_json() + "\n")
-                    journal.add({"key": key, "trial": trial, **dataclasses.asdict(outcome)})
+                    row = {"key": key, "trial": trial, **dataclasses.asdict(outcome)}
+                    if run.conversational:
+                        row["user_turns"] = _user_turns(trajectory)
+                    journal.add(row)
 
                 report = runner.run(
                     evaluate_environment(
@@ -188,6 +199,7 @@ def run_tasks(run: TasksRun) -> TasksResult:
                             max_steps=run.max_steps or EpisodeSettings.max_steps
                         ),
                         on_episode=keep,
+                        user_factory=_user_factory(run),
                     )
                 )
                 new_reports.setdefault(env_id, report)
@@ -202,6 +214,40 @@ def run_tasks(run: TasksRun) -> TasksResult:
     )
     (run.out / "report.html").write_text(html, encoding="utf-8")
     return TasksResult(summary, reports, wall_s)
+
+
+def _user_turns(trajectory: Trajectory) -> int:
+    """How many times the agent talked to the user in one episode."""
+    from awm_core.conversation import events_from_trajectory
+
+    return sum(1 for e in events_from_trajectory(trajectory) if e.kind == "agent")
+
+
+def _user_factory(run: TasksRun) -> Callable[[Task], UserSimulator | None]:
+    """Each conversational task's user: scripted, or the llm simulator on ``run.user_model``."""
+    from awm_core.registry import get_user_simulator
+
+    def build(task: Task) -> UserSimulator | None:
+        if task.user is None:
+            return None
+        if run.user_model:
+            return get_user_simulator("llm", task, model=run.user_model)
+        return get_user_simulator("scripted", task)
+
+    return build
+
+
+def _conversation_summary(journal: Journal) -> dict[str, Any]:
+    """Pass rate and mean turns (agent turns, and of them messages to the user) per episode."""
+    rows = list(journal.rows())
+    if not rows:
+        return {"episodes": 0, "pass_rate": 0.0, "mean_turns": 0.0, "mean_user_turns": 0.0}
+    return {
+        "episodes": len(rows),
+        "pass_rate": sum(r["label"] == "Completed" for r in rows) / len(rows),
+        "mean_turns": sum(r["steps"] for r in rows) / len(rows),
+        "mean_user_turns": sum(r.get("user_turns", 0) for r in rows) / len(rows),
+    }
 
 
 def _chosen_tasks(run: TasksRun, environments: dict[str, Any]) -> dict[str, list[Task]]:
@@ -220,7 +266,12 @@ def _chosen_tasks(run: TasksRun, environments: dict[str, Any]) -> dict[str, list
                 )
             out[env_id] = [t for t in env.tasks if t.id in named]
         else:
-            out[env_id] = list(env.tasks[: run.limit] if run.limit else env.tasks)
+            pool = [t for t in env.tasks if t.user is not None or not run.conversational]
+            out[env_id] = list(pool[: run.limit] if run.limit else pool)
+        if run.conversational and not named and not out[env_id]:
+            raise UnknownSubsetError(
+                f"{env_id} has no conversational tasks (tasks with a user section)"
+            )
     return out
 
 
@@ -343,4 +394,5 @@ def _summary(
             }
         },
         "reports": [r.to_json() for r in reports],
+        **({"conversational": _conversation_summary(journal)} if run.conversational else {}),
     }

@@ -13,7 +13,7 @@ import time
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 
-from awm_core.contracts import CODE_JUDGE, Judge
+from awm_core.contracts import CODE_JUDGE, Judge, UserSimulator
 from awm_core.episode import ActingPolicy, EpisodeSettings, run_episode
 from awm_core.models import Task, Trajectory
 from awm_core.session import EnvInstance, InstancePool
@@ -57,6 +57,7 @@ async def rollout_episode(
     settings: EpisodeSettings = EpisodeSettings(),
     verifier_source: str | None = None,
     verifier_pool: VerifierPool | None = None,
+    user: UserSimulator | None = None,
 ) -> Rollout:
     """Roll ``task`` out on a fresh instance of ``instances`` and verify it.
 
@@ -66,6 +67,8 @@ async def rollout_episode(
     instance starts from (the environment's template), None when it has none
     (then the instance's ``snapshot()`` is None too, and the judge decides alone).
 
+    ``user`` plays a conversational task's user (default: the ``scripted`` simulator).
+
     ``timings``: ``model_s`` (the policy's turns), ``env_s`` (tool calls and
     ``list_tools``), ``verify_s`` (diff, verifier, judge), ``total_s``.
     """
@@ -74,7 +77,9 @@ async def rollout_episode(
         nullcontext(instances) if isinstance(instances, EnvInstance) else instances.instance()
     )
     async with held as inst:
-        trajectory = await run_episode(policy, inst, task, settings=settings, env_id=env_id)
+        trajectory = await run_episode(
+            policy, inst, task, settings=settings, env_id=env_id, user=user
+        )
         final = await inst.snapshot()
     return await verify_rollout(
         task,
