@@ -225,9 +225,11 @@ def validated(tricky) -> Any:
 
 
 def test_imported_task_without_reference_is_unproven_not_failed(validated) -> None:
-    for task_id in ("task_0", "task_1"):
+    # task_0's code-mode verifier decides; task_1's sql-mode one gathers evidence only, so
+    # without a judge model its pre-solved check is left undecided (test_awm1k_sql_judge.py)
+    for task_id, proof in (("task_0", "unproven"), ("task_1", "undecided")):
         t = validated[task_id]
-        assert t.proof == "unproven" and t.passed and not t.proven, t.problems
+        assert t.proof == proof and t.passed and not t.proven, t.problems
         assert [c.kind for c in t.checks] == ["initial"]
 
 
@@ -261,7 +263,7 @@ def test_validate_cli_reports_unproven_and_exits_by_require_proof(tricky, tmp_pa
     bundle = str(tmp_path / "out" / "library_3")
     lenient = CliRunner().invoke(validate_command, [bundle])
     assert lenient.exit_code == 0, lenient.output
-    assert "2 unproven" in lenient.output
+    assert "1 unproven" in lenient.output and "1 undecided" in lenient.output
     strict = CliRunner().invoke(validate_command, [bundle, "--require-proof", "--json"])
     assert strict.exit_code == 1
     assert {t["proof"] for t in json.loads(strict.output)[0]["tasks"]} == {"failed"}

@@ -108,7 +108,7 @@ def test_the_proven_task_now_validates_as_proven(proved) -> None:
 
     bundle, _, _ = proved
     result = {t.task_id: t.proof for t in validate_environment(bundle).tasks}
-    assert result == {"task_0": "proven", "task_1": "unproven"}
+    assert result == {"task_0": "proven", "task_1": "undecided"}  # sql mode, no judge model
 
 
 def test_prove_resumes_without_redoing_work(proved) -> None:

@@ -58,6 +58,28 @@ class SyncCallError(AWMError):
     """A ``*_sync`` method of a remote instance was called where it cannot wait for its pool."""
 
 
+class JudgeUnavailableError(AWMError):
+    """The judge that decides evidence-only verifiers (``--judge-model``) cannot be built."""
+
+    def __init__(self, judge: str, model: str, reason: str) -> None:
+        self.judge = judge
+        self.model = model
+        super().__init__(
+            f"cannot use the {judge} judge with model {model!r}: {reason}. Deciding AWM-1K "
+            "sql-mode tasks needs awm-verify installed (it registers the judge) and a "
+            "backend spec that works (e.g. openai:gpt-4o with OPENAI_API_KEY, or "
+            "OPENAI_BASE_URL pointing at a local endpoint such as `awm serve-llm`)"
+        )
+
+
+class JudgeFailedError(AWMError):
+    """The judge model gave no usable label for a trajectory (failed, or kept answering badly)."""
+
+    def __init__(self, model: str, reason: str) -> None:
+        self.model = model
+        super().__init__(f"the judge model {model} gave no usable label: {reason}")
+
+
 class PrincipalsError(AWMError):
     """A bundle's ``principals.json`` (who owns which rows) is not valid."""
 

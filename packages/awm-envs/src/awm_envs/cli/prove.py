@@ -49,6 +49,15 @@ from awm_envs.validation.prove import (
     type=click.Path(file_okay=False, path_type=Path),
     help="A folder of bundles to search (repeatable).",
 )
+@click.option(
+    "--judge-model",
+    "judge_model",
+    default=None,
+    metavar="SPEC",
+    help="Decide episodes whose verifier only gathers evidence (AWM-1K sql mode) with the "
+    "code-augmented judge on this backend (openai:MODEL, ...). Without it such tasks are "
+    "tried once and skipped.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def prove_command(
     env: str,
@@ -58,6 +67,7 @@ def prove_command(
     task_ids: tuple[str, ...],
     report_path: Path | None,
     catalogs: tuple[Path, ...],
+    judge_model: str | None,
     as_json: bool,
 ) -> None:
     """Run an agent on ENV's unproven tasks (imported ones have no reference solution).
@@ -67,9 +77,15 @@ def prove_command(
     replays cleanly, the initial state is not complete, and its corruptions (the last
     write dropped, a wrong answer, doing nothing) are rejected. Verifiers run in the
     sandbox. Resumable: proven tasks are kept and attempts already spent count.
+    A verifier that only gathers evidence (AWM-1K sql mode) cannot say complete:
+    with --judge-model the code-augmented judge decides from its evidence and the
+    task's criteria (the episode and the checks alike; only Completed counts), and
+    the report says which tasks a judge decided and with which model.
     Exits 1 when a task is left unproven.
     """
     from awm_core import get_backend
+    from awm_envs.errors import JudgeUnavailableError
+    from awm_envs.validation.judge import EvidenceJudge
     from awm_envs.validation.validate import in_catalog, resolve_env_dir
     from awm_envs.verifiers.pool import VerifierPool
 
@@ -78,6 +94,10 @@ def prove_command(
     except FileNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc
     backend = get_backend(model)
+    try:
+        judge = EvidenceJudge(judge_model) if judge_model else None
+    except JudgeUnavailableError as exc:
+        raise click.UsageError(str(exc)) from exc
     sandboxed = None if in_catalog(bundle) else VerifierPool(size=1)
 
     def tick(task_id: str, attempt: Attempt) -> None:
@@ -96,11 +116,14 @@ def prove_command(
                 task_ids=list(task_ids) or None,
                 settings=replace(PROVE_SETTINGS, max_steps=max_steps),
                 progress=tick,
+                judge=judge,
             )
         )
     finally:
         if sandboxed is not None:
             sandboxed.close()
+        if judge is not None:
+            judge.close()
     counts = report.counts()
     if as_json:
         click.echo(json.dumps({**asdict(report), "counts": counts}, indent=2))

@@ -16,12 +16,41 @@ from rich.console import Console
 from rich.table import Table
 
 from awm_core.console import make_console
+from awm_envs.errors import JudgeUnavailableError
 from awm_envs.sandbox import IsolationUnavailable, SandboxStartError
+from awm_envs.validation.results import TaskValidation, TrajectoryCheck
 from awm_envs.validation.validate import EnvValidation, validate_catalog
+
+PROOF_MARKS = {
+    "proven": "[green]proven[/]",
+    "unproven": "[yellow]unproven[/]",
+    "undecided": "[yellow]undecided[/]",
+}
 
 
 def _mark(ok: bool) -> str:
     return "[green]yes[/green]" if ok else "[red]NO[/red]"
+
+
+def _column(t: TaskValidation, kinds: tuple[str, ...] | None, ok: bool) -> str:
+    """One property's cell: ``-`` without a reference, ``?`` when a check behind it was left
+    undecided (an evidence-only verifier and no judge model), else yes/NO."""
+    if t.unproven and kinds != ("initial",):
+        return "-"  # no reference to replay
+    behind: list[TrajectoryCheck] = [
+        c
+        for c in t.checks
+        if (c.kind in kinds if kinds else c.kind not in ("initial", "reference"))
+    ]
+    if ok is False and any(c.undecided for c in behind):
+        return "[yellow]?[/yellow]"
+    return _mark(ok)
+
+
+def _decided(t: TaskValidation) -> str:
+    if t.decided_by == "judge":
+        return f"judge {t.judge_model}"
+    return t.decided_by
 
 
 def render_table(results: list[EnvValidation], console: Console | None = None) -> None:
@@ -38,6 +67,7 @@ def render_table(results: list[EnvValidation], console: Console | None = None) -
         "reference complete",
         "wrong rejected",
         "proof",
+        "decided by",
     ):
         table.add_column(col)
     for env in results:
@@ -55,20 +85,22 @@ def render_table(results: list[EnvValidation], console: Console | None = None) -
                 label,
                 complexity,
                 str(t.reference_calls),
-                _mark(t.initial_not_complete),
-                "-" if t.unproven else _mark(t.reference_complete),  # no reference to replay
-                "-" if t.unproven else _mark(t.wrong_rejected),
-                {"proven": "[green]proven[/]", "unproven": "[yellow]unproven[/]"}.get(
-                    t.proof, "[red]failed[/]"
-                ),
+                _column(t, ("initial",), t.initial_not_complete),
+                _column(t, ("reference",), t.reference_complete),
+                _column(t, None, t.wrong_rejected),
+                PROOF_MARKS.get(t.proof, "[red]failed[/]"),
+                _decided(t),
             )
     console.print(table)
     for env in results:
         for t in env.tasks:
             for problem in t.problems:
                 console.print(f"[red]{env.env_id}/{t.task_id}[/red]: {problem}")
+            if t.proof == "undecided":
+                for note in t.notes:
+                    console.print(f"[yellow]{env.env_id}/{t.task_id}[/yellow]: undecided: {note}")
             for c in t.checks:
-                if not c.ok and not c.verifier_error:
+                if not c.ok and not c.verifier_error and not c.judge_error and not c.undecided:
                     verdict = "complete" if c.complete else "not complete"
                     console.print(
                         f"[red]{env.env_id}/{t.task_id}[/red]: {c.kind} ({c.description}) judged {verdict}"
@@ -76,8 +108,14 @@ def render_table(results: list[EnvValidation], console: Console | None = None) -
     n_tasks = sum(len(e.tasks) for e in results)
     n_ok = sum(t.proven for e in results for t in e.tasks)
     n_unproven = sum(t.proof == "unproven" for e in results for t in e.tasks)
+    n_undecided = sum(t.proof == "undecided" for e in results for t in e.tasks)
+    n_judged = sum(t.decided_by == "judge" for e in results for t in e.tasks)
     colour = "green" if all(e.passed for e in results) else "red"
     unproven = f", {n_unproven} unproven (no reference solution)" if n_unproven else ""
+    if n_undecided:
+        unproven += f", {n_undecided} undecided (sql-mode verifier: pass --judge-model SPEC)"
+    if n_judged:
+        unproven += f", {n_judged} decided by a judge"
     console.print(
         f"[{colour}]{n_ok}/{n_tasks} tasks proven{unproven} in {len(results)} environment(s)"
         f"[/{colour}]"
@@ -142,8 +180,17 @@ def _validate_with_progress(
 @click.option(
     "--require-proof",
     is_flag=True,
-    help="Fail tasks without a reference solution (imported ones) instead of reporting "
-    "them unproven.",
+    help="Fail tasks without a reference solution (imported ones), and tasks whose "
+    "evidence-only verifier no judge decided, instead of reporting them unproven/undecided.",
+)
+@click.option(
+    "--judge-model",
+    "judge_model",
+    default=None,
+    metavar="SPEC",
+    help="Decide tasks whose verifier only gathers evidence (AWM-1K sql mode) with the "
+    "code-augmented judge on this backend (openai:MODEL, ...; see `awm llm`). Without "
+    "it they are reported undecided.",
 )
 def validate_command(
     envs: tuple[str, ...],
@@ -151,14 +198,24 @@ def validate_command(
     catalogs: tuple[Path, ...],
     sandbox: bool | None,
     require_proof: bool,
+    judge_model: str | None,
 ) -> None:
     """Prove every task: not complete initially, solved by its reference, wrong attempts rejected.
 
     ENV is a catalog id or a bundle folder; none means the whole catalog.
     Tasks without a reference solution (imported from AWM-1K) get the checks that need
     none and are reported unproven, not failed, unless --require-proof.
+    Tasks whose verifier only gathers evidence (AWM-1K sql mode) are decided by the
+    code-augmented judge with --judge-model (the evidence and the task's criteria; only
+    Completed counts as complete), else reported undecided.
     Exits non-zero if any task fails.
     """
+    from awm_envs.validation.judge import EvidenceJudge
+
+    try:
+        judge = EvidenceJudge(judge_model) if judge_model else None
+    except JudgeUnavailableError as exc:
+        raise click.UsageError(str(exc)) from exc
     try:
         results = _validate_with_progress(
             _bundle_args(envs),
@@ -167,12 +224,16 @@ def validate_command(
                 extra=list(catalogs) or None,
                 sandbox=sandbox,
                 require_proof=require_proof,
+                judge=judge,
             ),
         )
     except FileNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc
     except (IsolationUnavailable, SandboxStartError) as exc:
         raise click.ClickException(str(exc)) from exc
+    finally:
+        if judge is not None:
+            judge.close()
     if as_json:
         payload = [
             {

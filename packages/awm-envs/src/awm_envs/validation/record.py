@@ -31,15 +31,29 @@ def _record_path(env_id: str, digest: str) -> Path:
     return cache_dir() / f"{env_id}-{digest[:20]}.json"
 
 
-def save_record(env_id: str, path: Path, *, proven: int, tasks: int, passed: bool) -> None:
-    """Store one environment's outcome; failures to write (read-only home) are not fatal."""
-    record = {
+def save_record(
+    env_id: str,
+    path: Path,
+    *,
+    proven: int,
+    tasks: int,
+    passed: bool,
+    decided_by: dict[str, dict[str, str | None]] | None = None,
+) -> None:
+    """Store one environment's outcome; failures to write (read-only home) are not fatal.
+
+    ``decided_by`` maps each task id to how it was decided: ``{"by": "code" | "judge" |
+    "undecided", "judge_model": SPEC or None}`` (a judge decides AWM-1K sql-mode tasks).
+    """
+    record: dict[str, Any] = {
         "env_id": env_id,
         "proven": proven,
         "tasks": tasks,
         "passed": passed,
         "validated_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+    if decided_by is not None:
+        record["decided_by"] = decided_by
     target = _record_path(env_id, identity.digest(path))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -85,7 +99,8 @@ def validation_record(env_id: str, path: Path) -> dict[str, Any] | None:
     This machine's record first (``"source": "local"``), else the one shipped with
     the catalog (``"source": "shipped"``); both are keyed by the bundle's content
     hash, so an edited bundle has none. The record holds ``proven``, ``tasks``,
-    ``passed`` and ``validated_at``.
+    ``passed``, ``validated_at`` and (records written since judges decide sql-mode
+    tasks) ``decided_by`` per task.
     """
     local = load_record(env_id, path)
     if local is not None:

@@ -49,13 +49,17 @@ class Replay:
     # the database before step ``middle_step`` (see ``snapshot_before`` of :func:`replay_steps`)
     middle: bytes | None = None
     middle_step: int | None = None
+    # the calls replayed (what a judge reads for verifiers that only gather evidence)
+    steps: list[ToolCallStep] = field(default_factory=list)
 
     def prefix(self) -> Replay:
         """The replay of the steps before ``middle_step`` alone (same calls, same instance state)."""
         assert self.middle is not None and self.middle_step is not None
         results = self.results[: self.middle_step]
         errors = self.tool_errors[: sum(1 for r in results if r[0])]  # in step order
-        return Replay(self.initial, self.middle, errors, results)
+        return Replay(
+            self.initial, self.middle, errors, results, steps=self.steps[: self.middle_step]
+        )
 
 
 def replay_steps(
@@ -81,7 +85,9 @@ def replay_steps(
                 errors.append(
                     f"step {i} {step.tool}: {result.error_type or 'error'}: {content[:300]}"
                 )
-        return Replay(initial, inst.snapshot_sync(), errors, results, middle, snapshot_before)
+        return Replay(
+            initial, inst.snapshot_sync(), errors, results, middle, snapshot_before, list(steps)
+        )
     finally:
         inst.close_sync()
 

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from awm_core.models import Complexity
+from awm_envs.validation.judge import JudgeDecision
+
+Decider = Literal["code", "judge", "undecided"]
 
 
 class TrajectoryCheck(BaseModel):
-    """One replayed trajectory and what the verifier said about it."""
+    """One replayed trajectory and what the verifier (or, for evidence-only verifiers, the
+    judge) said about it.
+
+    ``decided_by`` is ``code`` when the verifier gave the verdict, ``judge`` when it
+    only gathered evidence (AWM-1K sql mode) and the judge model decided (its
+    label and reasoning are in ``judgement``), ``undecided`` when it only gathered
+    evidence and no judge model was given: then ``complete`` means nothing.
+    """
 
     kind: str = Field(
         description="initial | reference | dropped_last_write | wrong_answer | no_action | negative_example"
@@ -21,21 +31,36 @@ class TrajectoryCheck(BaseModel):
     expected_complete: bool
     verifier_error: str | None = None
     evidence: dict[str, Any] = Field(default_factory=dict)
+    decided_by: Decider = "code"
+    judgement: JudgeDecision | None = None
+    judge_error: str | None = None
+
+    @property
+    def undecided(self) -> bool:
+        """The verifier gathered evidence only and no judge decided."""
+        return self.decided_by == "undecided"
 
     @property
     def ok(self) -> bool:
-        """The verifier gave the expected verdict and did not fail itself."""
-        return self.verifier_error is None and self.complete == self.expected_complete
+        """A verdict was reached (by the verifier or the judge) and it is the expected one."""
+        return (
+            self.verifier_error is None
+            and self.judge_error is None
+            and not self.undecided
+            and self.complete == self.expected_complete
+        )
 
 
 class TaskValidation(BaseModel):
     """The validation of one task: the three properties and every trajectory behind them.
 
-    ``proof`` is ``proven`` (all three hold), ``failed``, or ``unproven``: the task has no
+    ``proof`` is ``proven`` (all three hold), ``failed``, ``unproven``: the task has no
     reference solution yet (imported from the AWM-1K release), so only the checks that need
     none ran (its verifier runs cleanly, the initial state is not already complete) and
-    they passed. An unproven task is not a failure unless proof is required
-    (``awm envs validate --require-proof``); ``awm envs prove`` looks for a reference.
+    they passed, or ``undecided``: its verifier only gathers evidence (AWM-1K sql mode)
+    and no judge model was given to decide (``notes`` says how). Unproven and undecided
+    tasks are not failures unless proof is required (``awm envs validate
+    --require-proof``); ``awm envs prove`` looks for a reference.
     """
 
     env_id: str
@@ -52,11 +77,36 @@ class TaskValidation(BaseModel):
     unproven: bool = Field(
         default=False, description="No reference solution: only the reference-free checks ran."
     )
+    notes: list[str] = Field(
+        default_factory=list, description="What is not wrong but left open (how to decide it)."
+    )
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def decided_by(self) -> Decider:
+        """``judge`` when a judge model decided any of the task's checks, ``undecided`` when
+        one was left open, else ``code`` (its verifier gave every verdict)."""
+        if any(c.undecided for c in self.checks):
+            return "undecided"
+        if any(c.decided_by == "judge" for c in self.checks):
+            return "judge"
+        return "code"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def judge_model(self) -> str | None:
+        """The judge model that decided the task's checks, if one did."""
+        return next((c.judgement.model for c in self.checks if c.judgement is not None), None)
 
     @property
-    def proof(self) -> Literal["proven", "unproven", "failed"]:
-        """``proven``, ``unproven`` (no reference yet, nothing wrong found) or ``failed``."""
-        if self.problems or not self.initial_not_complete:
+    def proof(self) -> Literal["proven", "unproven", "undecided", "failed"]:
+        """``proven``, ``unproven`` (no reference yet, nothing wrong found), ``undecided``
+        (evidence only, no judge model given, nothing wrong found) or ``failed``."""
+        if self.problems:
+            return "failed"
+        if self.decided_by == "undecided":
+            return "undecided"
+        if not self.initial_not_complete:
             return "failed"
         if self.unproven:
             return "unproven"
@@ -65,7 +115,7 @@ class TaskValidation(BaseModel):
 
     @property
     def passed(self) -> bool:
-        """Not failed: proven, or unproven with nothing wrong found."""
+        """Not failed: proven, or unproven or undecided with nothing wrong found."""
         return self.proof != "failed"
 
     @property

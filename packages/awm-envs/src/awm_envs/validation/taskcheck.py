@@ -2,12 +2,17 @@
 
 See :mod:`awm_envs.validation.validate` for what each property means; every
 trajectory behind them is replayed on a fresh instance
-(:mod:`awm_envs.validation.replay`) and judged by the task's verifier.
+(:mod:`awm_envs.validation.replay`) and judged by the task's verifier. A verifier
+that only gathers evidence (AWM-1K sql mode) cannot judge: the code-augmented
+judge decides from its evidence when a judge model is given
+(:mod:`awm_envs.validation.judge`), else the trajectory is left undecided.
 """
 
 from __future__ import annotations
 
 from awm_core.models import Task, complexity_for_calls
+from awm_envs.errors import JudgeFailedError
+from awm_envs.validation.judge import UNDECIDED_HINT, EvidenceJudge, is_undecided, replay_trajectory
 from awm_envs.validation.replay import Replay, RuntimeEnvironment, replay_steps, without_last_write
 from awm_envs.validation.results import TaskValidation, TrajectoryCheck
 from awm_envs.validation.runner import VerifierRunner
@@ -24,10 +29,13 @@ def _check(
     replay: Replay,
     final_answer: str | None,
     expected_complete: bool,
+    judge: EvidenceJudge | None = None,
+    env_id: str = "",
 ) -> TrajectoryCheck:
+    """Run the verifier on one replay; an evidence-only result goes to ``judge`` (if any)."""
     result = runner(task.verifier or "", replay.initial, replay.final, final_answer)
     error = runner.failure(result)
-    return TrajectoryCheck(
+    check = TrajectoryCheck(
         kind=kind,
         description=description,
         tool_errors=replay.tool_errors,
@@ -36,6 +44,44 @@ def _check(
         verifier_error=error,
         evidence=result.evidence,
     )
+    if error is not None or not is_undecided(result):
+        return check
+    check.complete = False
+    if judge is None:
+        check.decided_by = "undecided"
+        return check
+    trajectory = replay_trajectory(env_id, task, replay.steps, replay.results, final_answer)
+    check.decided_by = "judge"
+    try:
+        check.judgement = judge.decide(task, trajectory, replay.initial, replay.final, result)
+    except JudgeFailedError as exc:
+        check.judge_error = str(exc)
+        return check
+    check.complete = check.judgement.complete
+    return check
+
+
+def _problem(c: TrajectoryCheck) -> str | None:
+    """Why a check failed, in words (None when it did not, or was left undecided)."""
+    if c.verifier_error:
+        return f"{c.kind}: verifier error: {c.verifier_error}"
+    if c.judge_error:
+        return f"{c.kind}: judge error: {c.judge_error}"
+    if c.undecided or c.ok:
+        return None
+    said, wanted = ("complete", "not complete") if c.complete else ("not complete", "complete")
+    if c.judgement is not None:
+        j = c.judgement
+        if c.kind == "initial":  # the same words as the reference-free check's
+            return (
+                f"initial: the untouched initial database is already complete "
+                f"(the judge {j.model} said {j.label}: {j.reasoning})"
+            )
+        return (
+            f"{c.kind}: the judge ({j.model}) said {j.label} after the {c.description}; "
+            f"it should be {wanted} (its reasoning: {j.reasoning})"
+        )
+    return f"{c.kind}: the verifier said {said} after the {c.description}; it should be {wanted}"
 
 
 def validate_task(
@@ -43,9 +89,11 @@ def validate_task(
     env: RuntimeEnvironment,
     task: Task,
     run_verifier: VerifierRunner,
+    judge: EvidenceJudge | None = None,
 ) -> TaskValidation:
-    """Validate one task against a loaded environment and its bundle's verifiers."""
-    return validate_task_with_replay(env_id, env, task, run_verifier)[0]
+    """Validate one task against a loaded environment and its bundle's verifiers
+    (and ``judge`` for verifiers that only gather evidence)."""
+    return validate_task_with_replay(env_id, env, task, run_verifier, judge=judge)[0]
 
 
 def _task_problems(task: Task) -> tuple[list[str], bool]:
@@ -71,6 +119,8 @@ def _dropped_last_write(
     task: Task,
     run_verifier: VerifierRunner,
     second_replay: bool,
+    judge: EvidenceJudge | None = None,
+    env_id: str = "",
 ) -> tuple[TrajectoryCheck | None, Replay | None]:
     """The reference solution without its last write, judged; and the second full replay, when
     it was made (the dropped trajectory is its prefix when the last write is the last step)."""
@@ -93,6 +143,8 @@ def _dropped_last_write(
         dropped_replay,
         task.reference_answer,
         False,
+        judge,
+        env_id,
     )
     return check, second
 
@@ -103,6 +155,8 @@ def _wrong_claims(
     run_verifier: VerifierRunner,
     untouched: Replay,
     ref: Replay,
+    judge: EvidenceJudge | None = None,
+    env_id: str = "",
 ) -> list[TrajectoryCheck]:
     """Wrong final answers (answer-judged tasks) or "did nothing, claimed success" (write tasks),
     then the task's hand-written negative examples."""
@@ -120,6 +174,8 @@ def _wrong_claims(
                     ref,
                     answer,
                     False,
+                    judge,
+                    env_id,
                 )
             )
     else:
@@ -132,6 +188,8 @@ def _wrong_claims(
                 untouched,
                 task.reference_answer or "Done.",
                 False,
+                judge,
+                env_id,
             )
         )
     for i, neg in enumerate(task.negative_examples):
@@ -144,6 +202,8 @@ def _wrong_claims(
                 replay_steps(env, neg.solution),
                 neg.final_answer,
                 False,
+                judge,
+                env_id,
             )
         )
     return wrong
@@ -154,21 +214,37 @@ def _validate_unproven(
     env: RuntimeEnvironment,
     task: Task,
     run_verifier: VerifierRunner,
+    judge: EvidenceJudge | None = None,
 ) -> tuple[TaskValidation, Replay, None]:
     """A task without a reference solution: the checks that need none.
 
     Its verifier must name a function that runs cleanly, and the untouched initial
-    state must not already be complete (catches pre-solved tasks in the release).
+    state must not already be complete (catches pre-solved tasks in the release;
+    for an evidence-only verifier, ``judge`` decides whether it is).
     """
     problems = [] if task.verifier else ["task names no verifier"]
     untouched = replay_steps(env, [])
     initial = _check(
-        run_verifier, task, "initial", "untouched initial database", untouched, None, False
+        run_verifier,
+        task,
+        "initial",
+        "untouched initial database",
+        untouched,
+        None,
+        False,
+        judge,
+        env_id,
     )
     if initial.verifier_error:
         problems.append(f"initial: verifier error: {initial.verifier_error}")
+    elif initial.judge_error:
+        problems.append(f"initial: judge error: {initial.judge_error}")
     elif initial.complete:
-        problems.append("initial: the untouched initial database is already complete")
+        said = ""
+        if initial.judgement is not None:
+            j = initial.judgement
+            said = f" (the judge {j.model} said {j.label}: {j.reasoning})"
+        problems.append(f"initial: the untouched initial database is already complete{said}")
     validation = TaskValidation(
         env_id=env_id,
         task_id=task.id,
@@ -182,6 +258,7 @@ def _validate_unproven(
         problems=problems,
         checks=[initial],
         unproven=True,
+        notes=[UNDECIDED_HINT] if initial.undecided else [],
     )
     return validation, untouched, None
 
@@ -193,6 +270,7 @@ def validate_task_with_replay(
     run_verifier: VerifierRunner,
     second_replay: bool = False,
     require_proof: bool = True,
+    judge: EvidenceJudge | None = None,
 ) -> tuple[TaskValidation, Replay, Replay | None]:
     """:func:`validate_task`, also returning the reference replay and, with ``second_replay``,
     a second replay of the whole reference solution on another fresh instance (for the leak
@@ -200,13 +278,17 @@ def validate_task_with_replay(
     trajectory is that replay's prefix, snapshotted before its last step.
 
     Without ``require_proof``, a task with no reference solution gets only the checks
-    that need none (:func:`_validate_unproven`) and is reported ``unproven``."""
+    that need none (:func:`_validate_unproven`) and is reported ``unproven``; with it, a
+    task whose evidence-only verifier no judge decided fails (it is not proven).
+
+    ``judge`` decides the trajectories whose verifier only gathers evidence (AWM-1K
+    sql mode); without one they are left undecided and the task is reported so."""
     if task.user is not None:  # its proofs are conversations (awm_envs.validation.conversation)
         from awm_envs.validation.conversation import validate_conversation
 
         return validate_conversation(env_id, env, task, run_verifier)
     if task.reference_solution is None and not require_proof:
-        return _validate_unproven(env_id, env, task, run_verifier)
+        return _validate_unproven(env_id, env, task, run_verifier, judge)
     steps = task.reference_solution or []
     problems, complexity_ok = _task_problems(task)
     checks: list[TrajectoryCheck] = []
@@ -214,7 +296,15 @@ def validate_task_with_replay(
     # (a) the untouched initial state is not already complete
     untouched = replay_steps(env, [])
     initial = _check(
-        run_verifier, task, "initial", "untouched initial database", untouched, None, False
+        run_verifier,
+        task,
+        "initial",
+        "untouched initial database",
+        untouched,
+        None,
+        False,
+        judge,
+        env_id,
     )
     checks.append(initial)
 
@@ -228,27 +318,27 @@ def validate_task_with_replay(
         ref,
         task.reference_answer,
         True,
+        judge,
+        env_id,
     )
     checks.append(reference)
     if ref.tool_errors:
         problems.append(f"reference solution hit tool errors: {ref.tool_errors}")
 
     # (c) plausible wrong trajectories are rejected
-    dropped, second = _dropped_last_write(env, task, run_verifier, second_replay)
+    dropped, second = _dropped_last_write(env, task, run_verifier, second_replay, judge, env_id)
     wrong = [] if dropped is None else [dropped]
-    wrong += _wrong_claims(env, task, run_verifier, untouched, ref)
+    wrong += _wrong_claims(env, task, run_verifier, untouched, ref, judge, env_id)
     checks.extend(wrong)
-    for c in checks:
-        if c.verifier_error:
-            problems.append(f"{c.kind}: verifier error: {c.verifier_error}")
-        elif not c.ok:  # every failed task says why, not only through its booleans
-            said, wanted = (
-                ("complete", "not complete") if c.complete else ("not complete", "complete")
-            )
-            problems.append(f"{c.kind}: the verifier said {said} after the {c.description}; "
-                            f"it should be {wanted}")  # fmt: skip
+    for c in checks:  # every failed task says why, not only through its booleans
+        problem = _problem(c)
+        if problem is not None:
+            problems.append(problem)
     if not wrong:
         problems.append("no plausible wrong trajectory could be built to show it is rejected")
+    undecided = any(c.undecided for c in checks)
+    if undecided and require_proof:
+        problems.append(f"not proven: {UNDECIDED_HINT}")
 
     validation = TaskValidation(
         env_id=env_id,
@@ -262,5 +352,6 @@ def validate_task_with_replay(
         wrong_rejected=bool(wrong) and all(c.ok for c in wrong),
         problems=problems,
         checks=checks,
+        notes=[UNDECIDED_HINT] if undecided else [],
     )
     return validation, ref, second

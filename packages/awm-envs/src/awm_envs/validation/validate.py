@@ -30,6 +30,7 @@ from pathlib import Path
 from awm_core.models import EnvironmentManifest
 from awm_envs.bundle.sources import CATALOG_DIR
 from awm_envs.errors import BundleError
+from awm_envs.validation.judge import EvidenceJudge
 from awm_envs.validation.leakcheck import LEAK_PHRASE, LeakCheck
 from awm_envs.validation.replay import open_environment
 from awm_envs.validation.results import EnvValidation, TaskValidation
@@ -104,6 +105,7 @@ def validate_environment(
     sandbox: bool | None = None,
     check_leaks: bool = True,
     require_proof: bool = False,
+    judge: EvidenceJudge | None = None,
 ) -> EnvValidation:
     """Validate every task (or the named ones) of one environment bundle or catalog id.
 
@@ -116,11 +118,14 @@ def validate_environment(
     the problem says "module-level state leaks between instances".
     ``require_proof`` fails tasks without a reference solution; by default they get the
     checks that need none and are reported ``unproven`` (see :class:`TaskValidation`).
+    ``judge`` decides the trajectories whose verifier only gathers evidence (the
+    AWM-1K release's sql-mode verifiers); without one those tasks are reported
+    ``undecided``.
     """
     env_dir = resolve_env_dir(env, extra=extra)
     pool, owned = _pool_for(env_dir, verifier_pool, sandbox)
     try:
-        return _validate_environment(env_dir, task_ids, pool, check_leaks, require_proof)
+        return _validate_environment(env_dir, task_ids, pool, check_leaks, require_proof, judge)
     finally:
         if owned is not None:
             owned.close()
@@ -132,6 +137,7 @@ def _validate_environment(
     pool: VerifierPool | None,
     check_leaks: bool = True,
     require_proof: bool = False,
+    judge: EvidenceJudge | None = None,
 ) -> EnvValidation:
     result = EnvValidation(env_id=env_dir.name, path=str(env_dir))
     try:
@@ -163,6 +169,7 @@ def _validate_environment(
             run_verifier,
             second_replay=leaks is not None,
             require_proof=require_proof,
+            judge=judge,
         )
         result.tasks.append(validation)
         if leaks is not None:
@@ -179,11 +186,13 @@ def validate_catalog(
     extra: list[Path] | None = None,
     sandbox: bool | None = None,
     require_proof: bool = False,
+    judge: EvidenceJudge | None = None,
 ) -> list[EnvValidation]:
     """Validate the named environments, or the whole catalog when none are named.
 
-    Each outcome is also recorded per bundle content, for ``awm envs list``.
-    ``verifier_pool``, ``sandbox`` and ``require_proof`` are passed to
+    Each outcome is also recorded per bundle content, for ``awm envs list``, with
+    how each task was decided (by its verifier's code, or by which judge model).
+    ``verifier_pool``, ``sandbox``, ``require_proof`` and ``judge`` are passed to
     :func:`validate_environment`.
     """
     from awm_envs.validation.record import save_record
@@ -197,6 +206,7 @@ def validate_catalog(
             extra=extra,
             sandbox=sandbox,
             require_proof=require_proof,
+            judge=judge,
         )
         if not result.problems or result.tasks:
             save_record(
@@ -205,6 +215,10 @@ def validate_catalog(
                 proven=sum(t.proven for t in result.tasks),
                 tasks=len(result.tasks),
                 passed=result.passed,
+                decided_by={
+                    t.task_id: {"by": t.decided_by, "judge_model": t.judge_model}
+                    for t in result.tasks
+                },
             )
         results.append(result)
     return results
