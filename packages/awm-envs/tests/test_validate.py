@@ -330,4 +330,4 @@ def test_every_catalog_task_is_proven(env_id: str) -> None:
         failures,
         payload[0]["problems"],
     )
-    assert len(payload[0]["tasks"]) == 10
+    assert len(payload[0]["tasks"]) >= 10  # ten each, plus access-control and conversational ones
