@@ -4,7 +4,7 @@ that it should not have.
 Every task of every environment runs once unperturbed and once under each chosen
 perturbation (``register_perturbations``: the built-in ``corrupt-rows``, ``inject``,
 ``faults`` and any plugin's), with the seed fixing what each perturbation does. The
-metrics are AgentDojo's three (Debenedetti et al., 2024, §3.4):
+metrics are AgentDojo's three (Debenedetti et al., 2024, arXiv:2406.13352):
 
 - **utility**: the share of tasks completed with no perturbation;
 - **utility under attack**: the share completed under a perturbation (for an attack,
