@@ -465,3 +465,31 @@ print(entry["_target_"], entry.get("max_steps"), dict(entry.get("checks") or {{}
     assert out.returncode == 0, out.stderr[-3000:]
     last = out.stdout.strip().splitlines()[-1]
     assert last == "awm_train.verl_loop.AWMAgentLoop 3 {'require_reasoning': False}", last
+
+
+def test_a_conversational_episode_with_a_scripted_user_trains_the_agent_turns_only(
+    tokenizer: Any,
+) -> None:
+    """The scripted user's replies are observations: in later prompts (truncated with their
+    turn by the history window, as tool results are), never in a response."""
+    replies = _reference_replies("conv_cancel_order")
+    loop, _ = _loop(_config(), tokenizer, _Scripted(tokenizer, list(replies)))
+    outputs = asyncio.run(
+        loop.run(
+            {"temperature": 1.0}, extra_info={"env_id": "shop", "task_id": "conv_cancel_order"}
+        )
+    )
+    assert len(outputs) == len(replies)  # one row per agent turn, the user's not among them
+    assert {o.reward_score for o in outputs} == {1.0}
+    answer = "It's order 16."  # the scripted user's first reply, to the agent's question
+    asked = next(i for i, r in enumerate(replies) if "What is the order number?" in r)
+    for i, out in enumerate(outputs):
+        prompt = tokenizer.decode(out.prompt_ids)
+        response = tokenizer.decode(out.response_ids)
+        assert answer not in response
+        # an observation of turn `asked`: in the next prompts until the history window drops it
+        assert (answer in prompt) == (0 < i - asked <= loop.settings.history_window), i
+        assert out.response_mask == [1] * len(out.response_ids)
+    first = tokenizer.decode(outputs[0].prompt_ids)
+    assert "Hi, I'd like to cancel an order I placed, please." in first
+    assert "send_message_to_user" in first

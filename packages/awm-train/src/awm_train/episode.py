@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from awm_core.contracts import CODE_JUDGE, Judge
+from awm_core.contracts import CODE_JUDGE, Judge, UserSimulator
 from awm_core.episode import EpisodeSettings, StepChecks
 from awm_core.models import Task, Termination
 from awm_core.session import InstancePool
@@ -107,12 +107,15 @@ async def run_training_episode(
     reward: str = "default",
     settings: EpisodeSettings = TRAINING_SETTINGS,
     verifier_source: str | None = None,
+    user: UserSimulator | None = None,
 ) -> TrainingEpisode:
     """Roll out, verify and reward ``task``; rows for every turn the policy generated.
 
     ``settings`` default to :data:`TRAINING_SETTINGS`, the paper's RL recipe
     (:meth:`StepChecks.paper`): a format violation ends the rollout with reward -1. Anything the environment or the
-    verifier throws becomes reward 0 with ``metrics["env_errors"] = 1``.
+    verifier throws becomes reward 0 with ``metrics["env_errors"] = 1``. ``user`` plays a
+    conversational task's user (default: the ``scripted`` one); its replies reach the policy
+    as observations in later prompts, never as trained tokens.
     """
     try:
         rollout = await rollout_episode(
@@ -125,6 +128,7 @@ async def run_training_episode(
             reward=reward,
             settings=settings,
             verifier_source=verifier_source,
+            user=user,
         )
     except Exception as exc:  # a raise would drop the trajectory's whole group in the trainer
         log.warning("rollout of %s/%s failed: %s: %s", environment.id, task.id, type(exc), exc)

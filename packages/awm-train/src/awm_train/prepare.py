@@ -128,7 +128,7 @@ def select_tasks(
                     task_id=task.id,
                     source=where.source,
                     complexity=task.complexity.value,
-                    instruction=task.instruction,
+                    instruction=task.user.opening if task.user else task.instruction,
                     bundle_sha256=where.digest,
                     task_sha256=task_digest(task),
                     proven=ok,

@@ -143,13 +143,20 @@ class ScriptedGenerator:
 
 
 def reference_replies(task: Task) -> list[str]:
-    """``task``'s reference solution as the assistant turns a perfect model writes (Hermes)."""
+    """``task``'s reference solution as the assistant turns a perfect model writes (Hermes);
+    for a conversational task, its reference conversation's agent turns (the scripted user
+    ends it after the last one)."""
+    from awm_core.conversation import conversation_plan
     from awm_core.episode import ReferencePolicy
     from awm_core.toolcalls import HermesFormat
 
     ref, fmt = ReferencePolicy(task), HermesFormat()
     replies = []
-    for _ in range(len(task.reference_solution or []) + 2):
+    steps = task.reference_solution or []
+    turns = len(steps) + 2  # list_tools, the calls, the final answer
+    if task.user is not None:  # list_tools, then the calls among the messages to the user
+        turns = 1 + len(conversation_plan(steps, task.user.reference_messages))
+    for _ in range(turns):
         turn = ref.respond([], fmt=fmt, tools=None)
         try:  # the reference policy never waits on anything: step it without an event loop
             turn.send(None)

@@ -9,6 +9,9 @@ Register it the way verl users do, with an agent-loop config file given to
       history_window: 3
       workers: 0             # 0: in-process instances (trusted catalog); N: sandboxed workers
       simulator: null        # a model (openai:gpt-4o) to train on the LLM-simulated baseline instead
+      user_simulator: scripted  # who plays a conversational task's user: scripted or llm
+      user_model: null       # the llm user's own model, served apart from the policy (openai:NAME)
+      user_options: null     # more for the simulator's backend, e.g. {base_url: http://HOST:8001/v1}
       checks: null           # StepChecks overrides over the paper's, e.g. {require_reasoning: false}
       system_prompt: null    # a string replacing the episode's system prompt
       examples: null         # worked turns [{role, content}] shown after the system prompt
@@ -60,9 +63,10 @@ from verl.experimental.agent_loop.agent_loop import (  # type: ignore[import-not
 )
 
 from awm_core.contracts import CODE_JUDGE
-from awm_core.episode import EpisodeSettings, StepChecks
+from awm_core.episode import EpisodeRun, EpisodeSettings, StepChecks
 from awm_core.errors import AWMError
 from awm_core.models import Message, Task
+from awm_core.registry import get_user_simulator
 from awm_train.bundles import BundleRef, BundleResolver
 from awm_train.episode import TRAINING_SETTINGS, TrainingEpisode, run_training_episode
 from awm_train.policy import TokenPolicy
@@ -363,6 +367,9 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
         system_prompt: str | None = None,
         examples: Sequence[Mapping[str, Any]] | None = None,
         episode_log: str | None = None,
+        user_simulator: str = "scripted",
+        user_model: str | None = None,
+        user_options: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -391,6 +398,11 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
         # worked turns shown after the system prompt (a small model's format), never trained on
         self.examples = [Message.model_validate(dict(m)) for m in examples or ()]
         self.episode_log = _episode_log_path(episode_log, self.config)
+        # a conversational task's user: the task's script, or a model of its own (never the
+        # policy being trained: it is served apart, e.g. by `awm serve-llm` or vLLM)
+        self.user_simulator = user_simulator
+        self.user_model = user_model
+        self.user_options = dict(user_options or {})
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[Any]:
         extra = dict(kwargs.get("extra_info") or {})
@@ -412,6 +424,13 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
             max_prompt_tokens=int(self.rollout_config.prompt_length),
             examples=self.examples,
         )
+        user = None
+        if task.user is not None:
+            options = {
+                **self.user_options,
+                **({"model": self.user_model} if self.user_model else {}),
+            }
+            user = get_user_simulator(self.user_simulator, task, **options)
         episode = await run_training_episode(
             pool,
             env,
@@ -421,6 +440,7 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
             reward=self.reward,
             settings=self.settings,
             verifier_source=source,
+            user=user,
         )
         versions = _versions(generator.weight_versions, _policy_version(kwargs))
         outputs = episode_outputs(
@@ -453,7 +473,7 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
         """
         eos = int(self.tokenizer.eos_token_id)
         return AgentLoopOutput(
-            prompt_ids=policy.prompt_ids([Message(role="user", content=task.instruction)], None),
+            prompt_ids=policy.prompt_ids([EpisodeRun.trajectory_opening(task)], None),
             response_ids=[eos],
             response_mask=[0],
             # the same fields as the other rows of the batch (verl stores them column-wise)
