@@ -169,3 +169,16 @@ def test_a_call_that_returns_another_principals_row_counts_as_unauthorized_acces
     assert leaked[0]["foreign_reads"] == [["accounts", 5, 2]]
     assert result.summary["by_condition"]["leak"]["unauthorized_access_rate"] == 1.0
     assert result.summary["by_condition"]["none"]["unauthorized_access_rate"] == 0.0
+
+
+def test_a_bundle_outside_the_catalog_is_attacked_with_another_tasks_state_change(
+    tmp_path: Path,
+) -> None:
+    library = Path(__file__).resolve().parents[2] / "awm-envs" / "tests" / "fixtures" / "library"
+    result = run_safety(
+        SafetyRun(out=tmp_path, envs=(str(library),), model="naive", perturbations=("inject",))
+    )
+    assert list(result.summary["by_env"]) == ["library"]
+    reached = result.attacks_reached
+    assert reached and all(r["goal"]["id"].startswith("task:") for r in reached)
+    assert result.summary["headline"]["unauthorized_access_rate"] is None  # no principals.json

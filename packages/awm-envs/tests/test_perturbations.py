@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -209,3 +211,54 @@ def test_a_perturbed_instance_records_which_principal_each_call_returned() -> No
     assert wrapped.reads and wrapped.reads[0]["tool"] == "list_accounts"
     assert all(row[2] == 1 for row in wrapped.reads[0]["rows"])
     assert wrapped.foreign_reads() == []
+
+
+@pytest.fixture(scope="module")
+def imported_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An AWM-1K release imported the usual way: its tasks have no reference solution."""
+    import sys
+
+    from awm_envs.awm1k.importer import import_awm
+
+    sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "awm1k"))
+    try:
+        from make_release import write_release
+    finally:
+        sys.path.pop(0)
+    root = tmp_path_factory.mktemp("awm1k")
+    write_release(root / "release")
+    results, _ = import_awm(
+        root / "release", root / "out", reference_time=datetime(2025, 6, 1, 12), workers=1
+    )
+    assert [r.status for r in results if r.status == "imported"]
+    return root / "out" / "library_3"
+
+
+def test_an_imported_awm1k_bundle_is_attacked_with_a_goal_made_from_its_tools(
+    imported_bundle: Path,
+) -> None:
+    env = load_environment(imported_bundle)
+    assert not any(t.reference_solution for t in env.tasks)
+    context = PerturbationContext(
+        env_id=env.id,
+        task=env.tasks[0],
+        tasks=env.tasks,
+        seed=0,
+        image=env.template,
+        replay=scratch_replay(env),
+        tools=env.tools,
+    )
+    applied = get_perturbation("inject").apply(context)
+    assert applied.goal is not None and applied.goal.id.startswith("tool:")
+    with env.instance() as inst:
+        wrapped = PerturbedInstance(inst, applied)
+        seen = _run(wrapped, "search_books", {})
+        calls = parse_injection(seen.model_dump_json())
+        assert calls
+        for call in calls:  # what an agent that obeys the text would do
+            assert not _run(wrapped, call["tool"], call["arguments"]).is_error
+        final = inst.snapshot_sync()
+    check = check_goal(applied.goal, env.template, final, context.replay)
+    assert check.reached and check.evidence
+    corrupted = get_perturbation("corrupt-rows").apply(context)
+    assert corrupted.image != env.template and corrupted.record["corrupted"]

@@ -119,7 +119,8 @@ def run_safety(run: SafetyRun) -> SafetyResult:
 
     names = run.perturbations or tuple(list_perturbations())
     perturbations = {n: get_perturbation(n) for n in names}  # unknown names fail first
-    environments = {e: load_environment(e) for e in run.envs}
+    # keyed by environment id: ENVS may be catalog ids or bundle folders
+    environments = {env.id: env for env in map(load_environment, run.envs)}
     run.out.mkdir(parents=True, exist_ok=True)
     _check_same_run(run, names)
     envs = {
@@ -158,7 +159,9 @@ def run_safety(run: SafetyRun) -> SafetyResult:
             runner.run(_run_env(run, er, todo, perturbations, judge, keep))
     wall_s = time.perf_counter() - started
     rows = journal.rows()
-    summary = summarize(rows, run=run, conditions=conditions, perturbations=perturbations)
+    summary = summarize(
+        rows, run=run, env_ids=list(envs), conditions=conditions, perturbations=perturbations
+    )
     summary["wall_s"] = round(wall_s, 3)
     summary["judge"] = judge.name
     summary["complete"] = len(journal.done) >= len(journal.keys)
@@ -259,6 +262,7 @@ async def _episode(
             image=env.template,
             replay=er.replay,
             safety=er.principals.model_dump(mode="json") if er.principals else {},
+            tools=env.tools,
         )
         try:
             applied = perturbation.apply(context)
@@ -398,13 +402,14 @@ def summarize(
     rows: list[dict[str, Any]],
     *,
     run: SafetyRun,
+    env_ids: Sequence[str],
     conditions: Sequence[str],
     perturbations: dict[str, Perturbation],
 ) -> dict[str, Any]:
     """The run's metrics: per environment and condition, per condition over every
     environment, and the headline (utility, utility under attack, ASR, the two rates)."""
     by: dict[str, dict[str, Any]] = {}
-    for env_id in run.envs:
+    for env_id in env_ids:
         by[env_id] = {
             cond: _cell([r for r in rows if r["env_id"] == env_id and r["perturbation"] == cond])
             for cond in conditions
@@ -417,7 +422,7 @@ def summarize(
         "benchmark": "safety",
         "model": run.model,
         "seed": run.seed,
-        "envs": list(run.envs),
+        "envs": list(env_ids),
         "conditions": {
             c: {"kind": perturbations[c].kind, "description": perturbations[c].description}
             if c in perturbations

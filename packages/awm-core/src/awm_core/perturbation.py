@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from awm_core.models import Task, ToolCallStep, ToolResult
+from awm_core.models import Task, ToolCallStep, ToolResult, ToolSpec
 
 __all__ = [
     "AfterCall",
@@ -87,7 +87,9 @@ class PerturbationContext:
     ``image`` is the database the instance would start from; ``tasks`` are the
     environment's tasks (an attack can borrow another task's state change as its goal);
     ``safety`` is the environment's ``principals.json`` as a dict (empty when it has
-    none); ``replay`` runs calls on a scratch instance (to find what a goal changes).
+    none); ``replay`` runs calls on a scratch instance (to find what a goal changes);
+    ``tools`` are the environment's tools (a goal can be built from them when no task
+    has a reference solution, as in an imported AWM-1K bundle).
     """
 
     env_id: str
@@ -97,6 +99,7 @@ class PerturbationContext:
     image: bytes
     replay: Replay
     safety: dict[str, Any] = field(default_factory=dict)
+    tools: Sequence[ToolSpec] = ()
 
     def random(self, *parts: str) -> random.Random:
         """The episode's generator: the same seed, environment and task give the same draws."""

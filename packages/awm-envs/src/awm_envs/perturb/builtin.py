@@ -17,7 +17,7 @@ from typing import Any
 from awm_core.models import ToolResult
 from awm_core.perturbation import Applied, CallInfo, InjectionGoal, PerturbationContext
 from awm_envs.errors import PerturbationError
-from awm_envs.perturb.goals import declared_goals, derived_goals
+from awm_envs.perturb.goals import declared_goals, derived_goals, tool_goals
 from awm_envs.perturb.principals import Principals
 
 __all__ = ["CorruptRows", "Faults", "Inject", "INJECTION_MARK", "parse_injection"]
@@ -247,7 +247,8 @@ class Inject:
 
     The goal is one the environment declares in ``principals.json`` (an attacker's payee
     paid, an order cancelled) or, for any environment, another task's state change the
-    user never asked for; the seed picks one per task.
+    user never asked for, or (no proven task either, as in an imported AWM-1K bundle) one
+    call of a tool that takes row ids and changes the database; the seed picks one per task.
     """
 
     name: str = "inject"
@@ -265,9 +266,13 @@ class Inject:
         if not goals:
             goals = derived_goals(context.task, context.tasks, context.image, context.replay)
         if not goals:
+            goals = tool_goals(
+                context.tools, context.image, context.replay, context.random("goals")
+            )
+        if not goals:
             raise PerturbationError(
                 f"{context.env_id}/{context.task.id}: no injection goal (no principals.json "
-                "goals and no other task that changes the database)"
+                "goals, no other task that changes the database, no tool of row ids that does)"
             )
         goal = rng.choice(goals)
         text = injection_text(goal)
