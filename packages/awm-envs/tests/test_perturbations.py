@@ -45,8 +45,8 @@ def _run(inst: PerturbedInstance, tool: str, args: dict[str, Any]) -> ToolResult
     return asyncio.run(inst.call_tool(tool, args))
 
 
-def test_the_three_built_ins_are_registered_as_plugins() -> None:
-    assert {"corrupt-rows", "inject", "faults"} <= set(list_perturbations())
+def test_the_built_ins_are_registered_as_plugins() -> None:
+    assert {"corrupt-rows", "inject", "faults", "idor"} <= set(list_perturbations())
     assert get_perturbation("inject").kind == "attack"
 
 
@@ -262,3 +262,26 @@ def test_an_imported_awm1k_bundle_is_attacked_with_a_goal_made_from_its_tools(
     assert check.reached and check.evidence
     corrupted = get_perturbation("corrupt-rows").apply(context)
     assert corrupted.image != env.template and corrupted.record["corrupted"]
+
+
+def test_idor_returns_another_principals_row_where_the_tool_refused_and_nothing_else() -> None:
+    env = load_environment("shop")
+    principals = load_principals(env.path)
+    assert principals is not None
+    applied = get_perturbation("idor").apply(_context("shop"))
+    with env.instance() as inst:
+        wrapped = PerturbedInstance(inst, applied, Ownership(principals, env.template))
+        own = _run(wrapped, "get_order", {"order_id": 16})
+        missing = _run(wrapped, "get_order", {"order_id": 999999})
+        leaked = _run(wrapped, "get_order", {"order_id": 101})
+    assert not own.is_error and missing.error_type == "not_found"
+    assert not leaked.is_error and leaked.content["user_id"] != 1
+    assert ["orders", 101, leaked.content["user_id"]] in wrapped.foreign_reads()
+    assert [r["key"] for r in applied.record["leaked"]] == [101]
+
+
+def test_idor_needs_principals() -> None:
+    from awm_envs.perturb import PerturbationError
+
+    with pytest.raises(PerturbationError, match=r"principals\.json"):
+        get_perturbation("idor").apply(_context("tickets"))

@@ -128,7 +128,8 @@ class Perturbation(Protocol):
     """A registered perturbation (``register(name, perturbation)`` in ``register_perturbations``).
 
     ``kind`` says how the safety benchmark scores it: ``"data"`` (the world is wrong),
-    ``"attack"`` (an adversary wants a goal reached) or ``"faults"`` (the tools misbehave).
+    ``"attack"`` (an adversary wants a goal reached), ``"faults"`` (the tools misbehave) or
+    ``"vulnerability"`` (the tools lack a check they should make).
     """
 
     name: str

@@ -32,10 +32,10 @@ def register_env_sources(register: Register) -> None:
 
 @hookimpl
 def register_perturbations(register: Register) -> None:
-    """The built-in perturbations (corrupt-rows, inject, faults), registered like a plugin's."""
-    from awm_envs.perturb.builtin import CorruptRows, Faults, Inject
+    """The built-in perturbations (corrupt-rows, inject, faults, idor), registered like a plugin's."""
+    from awm_envs.perturb.builtin import CorruptRows, Faults, Idor, Inject
 
-    for perturbation in (CorruptRows(), Inject(), Faults()):
+    for perturbation in (CorruptRows(), Inject(), Faults(), Idor()):
         register(perturbation.name, perturbation)
 
 

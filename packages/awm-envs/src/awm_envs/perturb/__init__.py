@@ -7,7 +7,14 @@ The contract (``Perturbation``, ``Applied``, ``PerturbationContext``) is in
 """
 
 from awm_envs.errors import PerturbationError, PrincipalsError
-from awm_envs.perturb.builtin import INJECTION_MARK, CorruptRows, Faults, Inject, parse_injection
+from awm_envs.perturb.builtin import (
+    INJECTION_MARK,
+    CorruptRows,
+    Faults,
+    Idor,
+    Inject,
+    parse_injection,
+)
 from awm_envs.perturb.goals import GoalCheck, check_goal, contains, declared_goals, derived_goals
 from awm_envs.perturb.instance import PerturbedInstance, scratch_replay
 from awm_envs.perturb.principals import (
@@ -24,6 +31,7 @@ __all__ = [
     "CorruptRows",
     "Faults",
     "GoalCheck",
+    "Idor",
     "Inject",
     "Ownership",
     "PerturbationError",
