@@ -15,7 +15,7 @@ import click
     "--perturbation",
     "perturbations",
     multiple=True,
-    help="A registered perturbation (corrupt-rows, inject, faults, a plugin's); repeatable. "
+    help="A registered perturbation (corrupt-rows, inject, faults, idor, a plugin's); repeatable. "
     "Default: every registered one.",
 )
 @click.option(
