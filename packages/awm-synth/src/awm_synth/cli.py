@@ -372,6 +372,76 @@ for _stage, _doc in {
     _stage_command(_stage, _doc)
 
 
+@synth.command(name="conversations")
+@click.option(
+    "--out",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    required=True,
+    help="A run folder with shipped bundles (awm synth all --out RUN).",
+)
+@click.option(
+    "--backend",
+    default="replay",
+    show_default=True,
+    help="LLM backend spec: replay (offline recordings), openai:MODEL, scripted:FILE ...",
+)
+@click.option("--base-url", default=None, help="Endpoint of an OpenAI-compatible server.")
+@click.option(
+    "--cache",
+    "cache_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="LLM response cache folder (default RUN_DIR/cache).",
+)
+@click.option(
+    "--per-scenario",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Conversational variants asked for per bundle.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary instead of text.")
+def conversations_command(
+    out: Path,
+    backend: str,
+    base_url: str | None,
+    cache_dir: Path | None,
+    per_scenario: int,
+    as_json: bool,
+) -> None:
+    """Add conversational variants of each shipped bundle's tasks (a user who holds the facts).
+
+    The model writes each variant's user (opening, hidden facts, scripted replies, the
+    reference agent's messages); code checks the reference conversation passes the
+    communication checks and that guessing or acting before asking does not, and asks
+    again when not. Accepted variants are appended to the bundle's tasks.json as
+    conv_TASK, with those wrong conversations as negative examples (awm envs validate
+    proves them). Checkpointed per scenario; --backend replay answers offline.
+    """
+    import asyncio
+
+    from awm_synth.pipeline import make_llm
+    from awm_synth.stages.conversations import run_conversations
+
+    run_dir = RunDir(out)
+    stored = run_dir.load_config()
+    if stored is None:
+        raise RunDirError(
+            f"{out} is not a synthesis run folder (no {run_dir.config_path.name}); "
+            f"make one with `awm synth all --out {out}`"
+        )
+    config = stored.model_copy(update={"backend": backend})
+    llm = make_llm(config, run_dir, cache_dir, **({"base_url": base_url} if base_url else {}))
+    added = asyncio.run(run_conversations(run_dir, llm, config, per_scenario))
+    if as_json:
+        _emit(added)
+        return
+    for scenario, got in added.items():
+        said = ", ".join(got["added"]) or f"no variant accepted ({got['error']})"
+        click.echo(f"{scenario}: {said}")
+    click.echo(f"prove them: awm envs validate {run_dir.bundles_dir}/SCENARIO")
+
+
 @synth.command(name="all")
 @_common
 @_scenario_options
