@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from awm_envs import load_environment
 from awm_envs.awm1k.export import export_awm
 from awm_envs.awm1k.official_code import official_type, response_map
 from awm_envs.validation.validate import resolve_env_dir
@@ -83,7 +84,8 @@ def test_each_verifier_row_is_self_contained_and_starts_with_the_official_entry(
         ("gen_verifier.jsonl", "verify_task", 2),
     ):
         rows = _rows(exported, name)
-        assert len(rows) == 20 and len({(r["scenario"], r["task_idx"]) for r in rows}) == 20
+        tasks = sum(len(load_environment(e).tasks) for e in ENVS)  # one row per task
+        assert len(rows) == tasks and len({(r["scenario"], r["task_idx"]) for r in rows}) == tasks
         for row in rows:
             code = row["verification"]["code"]
             assert "__future__" not in code
