@@ -405,6 +405,31 @@ def test_a_judge_that_never_answers_usably_is_reported_per_check(
     assert problem.startswith("initial: judge error: the judge model openai:rule-judge")
 
 
+def test_a_leak_report_does_not_read_evidence_as_a_verdict(bundle: Path, judge_server) -> None:
+    """A tool that keeps a counter in a global: the leak check replays the reference on a
+    second instance and compares verdicts; an evidence-only result is no verdict, so the
+    report must not say the verifier then disagreed with the judge."""
+    from awm_envs.validation.judge import EvidenceJudge
+    from awm_envs.validation.validate import validate_environment
+
+    app = (bundle / "app.py").read_text()
+    leaky = app.replace("Base = declarative_base()\n", "Base = declarative_base()\n_CALLS = []\n")
+    leaky = leaky.replace(
+        'loan = Loan(user_id=1, book_id=book.id, loaned_at="2025-06-01 12:00:00")',
+        "_CALLS.append(1)\n    loan = Loan(user_id=1, book_id=book.id, "
+        'loaned_at=f"2025-06-01 12:00:{len(_CALLS):02d}")',
+    )
+    assert leaky.count("_CALLS") == 3
+    (bundle / "app.py").write_text(leaky)
+    judge_server(rule_judge)
+    with EvidenceJudge(JUDGE) as judge:
+        result = validate_environment(bundle, task_ids=["task_0"], judge=judge)
+    assert result.tasks[0].proof == "proven"  # the judge decided on the first replay
+    [leak] = result.problems
+    assert "_CALLS" in leak and "second fresh instance" in leak
+    assert "the verifier then says" not in leak
+
+
 def test_a_judge_model_that_cannot_be_built_is_a_usage_error(
     bundle: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

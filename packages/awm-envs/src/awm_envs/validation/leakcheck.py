@@ -51,6 +51,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from awm_core.models import Task, ToolCallStep
+from awm_envs.validation.judge import is_undecided
 from awm_envs.validation.replay import Replay, RuntimeEnvironment, replay_steps
 from awm_envs.validation.results import TaskValidation
 from awm_envs.validation.runner import VerifierRunner
@@ -357,6 +358,8 @@ class LeakCheck:
         )
         complete = bool(result.complete)
         if self.run_verifier.failure(result) is not None or complete == first.complete:
+            return ""
+        if is_undecided(result):  # evidence only: its "not complete" is no verdict to compare
             return ""
         return f", and the verifier then says {'complete' if complete else 'not complete'}"
 
