@@ -34,7 +34,7 @@ from awm_core.toolcalls import get_format
 from awm_envs.awm1k.importer import import_awm
 from awm_envs.cli.prove import prove_command
 from awm_envs.cli.validate import validate_command
-from awm_envs.validation.record import load_record
+from awm_envs.validation.record import load_record, status_text
 
 pytest.importorskip("awm_verify", reason="the code+llm judge and the verifier sandbox")
 
@@ -313,6 +313,7 @@ def test_without_a_judge_sql_mode_tasks_are_undecided_and_say_how(bundle: Path) 
 
     table = CliRunner().invoke(validate_command, [str(bundle)])
     assert "undecided" in table.output and "--judge-model" in table.output
+    assert status_text(load_record(SCENARIO, bundle)) == "proven 1/5 (4 undecided)"
 
 
 def test_require_proof_fails_undecided_tasks(bundle: Path) -> None:
@@ -351,6 +352,7 @@ def test_the_judge_decides_from_the_evidence_and_the_criteria(bundle: Path, judg
     assert record is not None
     assert record["decided_by"]["task_0"] == {"by": "judge", "judge_model": JUDGE}
     assert record["decided_by"]["task_3"] == {"by": "code", "judge_model": None}
+    assert status_text(record) == "FAILED 3/5 (4 by a judge)"
 
 
 def test_the_judge_flags_a_task_the_release_ships_pre_solved(bundle: Path, judge_server) -> None:

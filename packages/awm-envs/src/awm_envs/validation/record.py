@@ -109,8 +109,15 @@ def validation_record(env_id: str, path: Path) -> dict[str, Any] | None:
 
 
 def status_text(record: dict[str, Any] | None) -> str:
+    """The ``awm envs list`` status: ``proven P/T`` or ``FAILED P/T``, and how many tasks a
+    judge decided or were left undecided (AWM-1K sql mode), when the record says."""
     if record is None:
         return "not validated"
-    if record["passed"]:
-        return f"proven {record['proven']}/{record['tasks']}"
-    return f"FAILED {record['proven']}/{record['tasks']}"
+    text = f"{'proven' if record['passed'] else 'FAILED'} {record['proven']}/{record['tasks']}"
+    by = [d.get("by") for d in (record.get("decided_by") or {}).values() if isinstance(d, dict)]
+    extra = [
+        f"{n} {words}"
+        for n, words in ((by.count("judge"), "by a judge"), (by.count("undecided"), "undecided"))
+        if n
+    ]
+    return f"{text} ({', '.join(extra)})" if extra else text
