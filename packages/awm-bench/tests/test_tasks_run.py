@@ -115,7 +115,7 @@ def test_ctrl_c_stops_within_two_seconds_keeps_the_work_and_resumes(tmp_path: Pa
     the same command finishes the rest without asking the model again for the kept ones."""
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "awm_core.cli", "bench", "tasks", "bank", "--out", str(out)]
-    cmd += ["--model", "openai:scripted", "--judge", "code", "--concurrency", "1"]
+    cmd += ["--model", "openai:scripted", "--judge", "code", "--concurrency", "1", "--limit", "10"]
     # each answer takes a while, so the run is mid-way when Ctrl-C comes
     with ScriptedOpenAIServer(lambda body: "I cannot help with that.", latency_s=0.4) as server:
         env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
