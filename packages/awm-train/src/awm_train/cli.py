@@ -48,6 +48,11 @@ def _csv(value: str | None) -> list[str]:
     help=f"Only these complexity buckets, comma-separated ({', '.join(c.value for c in Complexity)}).",
 )
 @click.option(
+    "--conversational",
+    is_flag=True,
+    help="Only conversational tasks (a user section: the agent talks to a simulated user).",
+)
+@click.option(
     "--include-unproven",
     is_flag=True,
     help="Keep tasks without validating them (default: only tasks proven by `awm envs validate`).",
@@ -67,6 +72,7 @@ def prepare_command(
     val_fraction: float,
     seed: str,
     complexity: str | None,
+    conversational: bool,
     include_unproven: bool,
     manifest_path: Path | None,
     as_json: bool,
@@ -116,7 +122,11 @@ def prepare_command(
                 progress.update(bar, description=f"validating {env_id}", advance=1)
 
             tasks = select_tasks(
-                refs, proven_only=not include_unproven, complexities=buckets or None, on_env=on_env
+                refs,
+                proven_only=not include_unproven,
+                complexities=buckets or None,
+                on_env=on_env,
+                conversational=conversational,
             )
         splits, split_by = split_tasks(
             tasks, val_envs=val_envs, val_fraction=val_fraction, seed=seed
@@ -124,6 +134,7 @@ def prepare_command(
         filters = {
             "proven_only": not include_unproven,
             "complexity": buckets,
+            **({"conversational": True} if conversational else {}),
             "val_envs": sorted(val_envs),
             "val_fraction": val_fraction,
             "seed": seed,

@@ -98,8 +98,12 @@ def select_tasks(
     proven_only: bool = True,
     complexities: Sequence[str] | None = None,
     on_env: Callable[[str], None] | None = None,
+    conversational: bool = False,
 ) -> list[PreparedTask]:
     """Tasks of the given environments (catalog ids or bundle folders), filtered.
+
+    ``conversational`` keeps only tasks with a user section (the agent talks to a
+    simulated user; see docs/training.md).
 
     ``proven_only`` validates each environment (reference solution completes,
     wrong attempts rejected) and keeps the proven tasks; otherwise every task is
@@ -118,6 +122,8 @@ def select_tasks(
         where = bundle_ref(env)
         for task in env.tasks:
             if complexities and task.complexity.value not in complexities:
+                continue
+            if conversational and task.user is None:
                 continue
             ok = proven.get(task.id) if proven_only else None
             if proven_only and not ok:

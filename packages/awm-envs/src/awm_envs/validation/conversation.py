@@ -62,12 +62,12 @@ def validate_conversation(
     env_id: str, env: RuntimeEnvironment, task: Task, run_verifier: VerifierRunner
 ) -> tuple[TaskValidation, Replay, None]:
     """Validate one conversational task (``task.user`` set); see the module docstring."""
-    from awm_envs.validation.taskcheck import _task_problems
+    from awm_envs.validation.taskcheck import task_problems
 
     user = task.user
     assert user is not None
     steps = task.reference_solution or []
-    problems, complexity_ok = _task_problems(task)
+    problems, complexity_ok = task_problems(task)
     if user.replies is None:
         problems.append("conversational task has no user.replies to replay its reference with")
     replies = user.replies or []

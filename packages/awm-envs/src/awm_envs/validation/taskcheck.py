@@ -96,7 +96,7 @@ def validate_task(
     return validate_task_with_replay(env_id, env, task, run_verifier, judge=judge)[0]
 
 
-def _task_problems(task: Task) -> tuple[list[str], bool]:
+def task_problems(task: Task) -> tuple[list[str], bool]:
     """What is wrong with the task itself, and whether its complexity bucket fits its reference."""
     steps = task.reference_solution or []
     problems: list[str] = []
@@ -290,7 +290,7 @@ def validate_task_with_replay(
     if task.reference_solution is None and not require_proof:
         return _validate_unproven(env_id, env, task, run_verifier, judge)
     steps = task.reference_solution or []
-    problems, complexity_ok = _task_problems(task)
+    problems, complexity_ok = task_problems(task)
     checks: list[TrajectoryCheck] = []
 
     # (a) the untouched initial state is not already complete
