@@ -131,6 +131,7 @@ def run_safety(run: SafetyRun) -> SafetyResult:
     keys = [_key(cond, e, t.id) for e, er in envs.items() for cond in conditions for t in er.tasks]
     journal = Journal(run.out / "safety.jsonl", "key", keys, label="safety", progress=run.progress)
     trajectories = run.out / "trajectories.jsonl"
+    _keep_journaled(trajectories, journal)
     judge_model = run.judge_model
     if run.judge is None and judge_model is None and run.model.startswith("openai:"):
         judge_model = run.model
@@ -169,6 +170,24 @@ def run_safety(run: SafetyRun) -> SafetyResult:
     report = run.out / "report.html"
     report.write_text(render_html(summary, rows), encoding="utf-8")
     return SafetyResult(summary, rows, wall_s, report)
+
+
+def _keep_journaled(path: Path, journal: Any) -> None:
+    """A run killed between keeping a trajectory and its journal row left a trajectory that
+    the resumed run rolls out again: drop it, so each episode is kept once."""
+    if not path.exists():
+        return
+    lines = path.read_text(encoding="utf-8").splitlines()
+    kept = []
+    for line in lines:
+        try:
+            key = json.loads(line).get("metadata", {}).get("run_key")
+        except ValueError:
+            continue  # cut short by a kill
+        if key in journal.done:
+            kept.append(line)
+    if len(kept) != len(lines):
+        path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
 
 
 def _key(cond: str, env_id: str, task_id: str) -> str:
