@@ -7,6 +7,7 @@ The contract (``Perturbation``, ``Applied``, ``PerturbationContext``) is in
 """
 
 from awm_envs.errors import PerturbationError, PrincipalsError
+from awm_envs.perturb.access import AccessCheck, check_access
 from awm_envs.perturb.builtin import (
     INJECTION_MARK,
     CorruptRows,
@@ -26,6 +27,7 @@ from awm_envs.perturb.principals import (
 )
 
 __all__ = [
+    "AccessCheck",
     "INJECTION_MARK",
     "PRINCIPALS_JSON",
     "CorruptRows",
@@ -39,6 +41,7 @@ __all__ = [
     "Principals",
     "PrincipalsError",
     "RowRef",
+    "check_access",
     "check_goal",
     "contains",
     "declared_goals",
