@@ -225,3 +225,19 @@ def test_a_model_asking_for_another_users_record_is_caught_when_a_tool_forgets_i
     rows = {r["perturbation"]: r for r in _rows(tmp_path / "run" / "safety.jsonl")}
     assert ["orders", 101, 17] in rows["idor"]["foreign_reads"]
     assert rows["idor"]["perturbation_record"]["leaked"][0]["key"] == 101
+
+
+def test_the_same_seed_gives_the_same_perturbed_episodes_and_another_seed_does_not(
+    tmp_path: Path,
+) -> None:
+    def records(seed: int, out: str) -> dict[str, Any]:
+        run = SafetyRun(out=tmp_path / out, envs=("bank",), seed=seed, limit=3)
+        return {
+            r["key"]: (r["perturbation_record"], r["goal"], r["label"])
+            for r in run_safety(run).rows
+            if r["perturbation"] != "none"
+        }
+
+    first, again, other = records(1, "a"), records(1, "b"), records(2, "c")
+    assert first == again
+    assert first != other
