@@ -216,11 +216,11 @@ def perf(session: nox.Session) -> None:
     """The speed figures, each printed with its target (the unit suite asserts no wall time).
 
     awm-envs at full sizes (1,024 instances, 20,000 reset cycles, 64 MCP sessions), start-up
-    (``awm --help``, MCP ``initialize``), the database diff and the verifier sandbox's overhead.
+    (``awm --help``, MCP ``initialize``), the database diff, the verifier sandbox's overhead and
+    how fast the long commands stop on Ctrl-C.
     """
-    session.install(
-        "-e", "packages/awm-core", "-e", "packages/awm-envs", "-e", "packages/awm-verify"
-    )
+    packages = ("awm-core", "awm-envs", "awm-verify", "awm-synth", "awm-bench")
+    session.install(*(arg for p in packages for arg in ("-e", f"packages/{p}")))
     session.run(
         "python",
         "packages/awm-envs/benchmarks/bench_envs.py",
@@ -231,6 +231,7 @@ def perf(session: nox.Session) -> None:
     session.run("python", "packages/awm-envs/benchmarks/bench_startup.py", "--json")
     session.run("python", "packages/awm-verify/benchmarks/bench_diff.py")
     session.run("python", "packages/awm-verify/benchmarks/bench_sandbox.py")
+    session.run("python", "packages/awm-bench/benchmarks/bench_ctrl_c.py")  # Ctrl-C to exit
 
 
 # --- awm-envs AWM-1K interop (owned by the awm1k import/export): the official package.

