@@ -11,6 +11,12 @@ from awm_bench.report_html import bar_chart, latency_histogram
 from awm_core.cli import build_cli
 
 
+def _bank_tasks() -> int:
+    from awm_envs import load_environment
+
+    return len(load_environment("bank").tasks)
+
+
 def test_reference_policy_scores_every_bucket_fully(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         build_cli(),
@@ -23,12 +29,12 @@ def test_reference_policy_scores_every_bucket_fully(tmp_path: Path) -> None:
     buckets = report["pass_rate_by_complexity"]
     assert set(buckets) == {"easy", "medium", "hard", "very_hard"}
     assert all(b["passed"] == b["total"] for b in buckets.values())
-    assert report["reward_distribution"] == {"+1.0": 10}
+    assert report["reward_distribution"] == {"+1.0": _bank_tasks()}
 
 
 def test_a_model_that_never_calls_a_tool_fails_every_task(tmp_path: Path) -> None:
     script = tmp_path / "replies.json"
-    script.write_text(json.dumps(["I cannot help with that."] * 10))
+    script.write_text(json.dumps(["I cannot help with that."] * _bank_tasks()))
     result = CliRunner().invoke(
         build_cli(),
         ["bench", "tasks", "bank", "--model", f"scripted:{script}", "--json"]
@@ -39,7 +45,7 @@ def test_a_model_that_never_calls_a_tool_fails_every_task(tmp_path: Path) -> Non
     (report,) = json.loads(result.stdout)
     assert report["pass_rate"] == 0.0
     # answering before list_tools is a format violation: -1.0 each (the paper's reward)
-    assert report["reward_distribution"] == {"-1.0": 10}
+    assert report["reward_distribution"] == {"-1.0": _bank_tasks()}
 
 
 def test_latency_histogram_bins_are_log_spaced_and_count_everything() -> None:
