@@ -15,6 +15,7 @@ carries the reference solutions, as a re-imported awm export does.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import re
@@ -430,6 +431,51 @@ def test_a_leak_report_does_not_read_evidence_as_a_verdict(bundle: Path, judge_s
     [leak] = result.problems
     assert "_CALLS" in leak and "second fresh instance" in leak
     assert "the verifier then says" not in leak
+
+
+class RendezvousServer(ScriptedOpenAIServer):
+    """A judge endpoint that holds its first ``together`` requests until all of them have
+    arrived (or a minute passed): it shows how many were in flight at once."""
+
+    def __init__(self, reply: Callable[[dict[str, Any]], str], together: int) -> None:
+        super().__init__(reply, model="rule-judge")
+        self.together = together
+        self.waiting = 0
+        self.most_waiting = 0
+        self._all_here: asyncio.Event | None = None
+
+    async def _handle(self, body: dict[str, Any]) -> dict[str, Any]:
+        if self._all_here is None:
+            self._all_here = asyncio.Event()
+        if not self._all_here.is_set():
+            self.waiting += 1
+            self.most_waiting = max(self.most_waiting, self.waiting)
+            if self.waiting >= self.together:
+                self._all_here.set()
+            try:
+                await asyncio.wait_for(self._all_here.wait(), 60)
+            except TimeoutError:  # one at a time: they would never all be here
+                self._all_here.set()
+            finally:
+                self.waiting -= 1
+        return await super()._handle(body)
+
+
+def test_a_tasks_checks_are_judged_concurrently(
+    bundle: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from awm_envs.validation.judge import EvidenceJudge
+    from awm_envs.validation.validate import validate_environment
+
+    # task_1, a question: the initial state, the reference and three wrong answers
+    with RendezvousServer(rule_judge, together=5) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        with EvidenceJudge(JUDGE) as judge:
+            result = validate_environment(bundle, task_ids=["task_1"], judge=judge)
+    [task] = result.tasks
+    assert task.proof == "proven", task.problems
+    assert server.request_count == 5 and server.most_waiting == 5
 
 
 def test_a_judge_model_that_cannot_be_built_is_a_usage_error(

@@ -12,12 +12,16 @@ hook), and only the label **Completed** counts as *complete*. Without a judge mo
 such a trajectory stays *undecided*: no verdict is invented either way.
 
 The judge's own event loop runs on a thread of its own, so the same judge (and its
-HTTP client) serves synchronous validation, worker threads and asyncio code alike.
+HTTP client) serves synchronous validation, worker threads and asyncio code alike,
+and a task's checks are judged concurrently: validation submits each one as its
+replay is verified (:meth:`EvidenceJudge.submit`) and collects the labels at the end
+of the task, so a task costs about one model round trip, not one per check.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
@@ -181,6 +185,25 @@ class EvidenceJudge:
         diff = await asyncio.to_thread(diff_images, initial, final)
         return await self._submit(self._decide(task, trajectory, verification, diff))
 
+    def submit(
+        self,
+        task: Task,
+        trajectory: Trajectory,
+        initial: bytes,
+        final: bytes,
+        verification: VerifierResult,
+    ) -> concurrent.futures.Future[JudgeDecision]:
+        """Start judging one trajectory and return at once (synchronous code, worker threads).
+
+        The future's ``result()`` is the decision, or raises
+        :class:`~awm_envs.errors.JudgeFailedError`. Many may be in flight together; the
+        judge bounds its own concurrency.
+        """
+        diff = diff_images(initial, final)
+        return asyncio.run_coroutine_threadsafe(
+            self._decide(task, trajectory, verification, diff), self._loop
+        )
+
     def decide(
         self,
         task: Task,
@@ -189,9 +212,5 @@ class EvidenceJudge:
         final: bytes,
         verification: VerifierResult,
     ) -> JudgeDecision:
-        """:meth:`adecide` for synchronous code and worker threads (not from the judge's loop)."""
-        diff = diff_images(initial, final)
-        future = asyncio.run_coroutine_threadsafe(
-            self._decide(task, trajectory, verification, diff), self._loop
-        )
-        return future.result()
+        """:meth:`submit` and wait (not from the judge's own loop)."""
+        return self.submit(task, trajectory, initial, final, verification).result()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import BaseModel, Field, PrivateAttr, computed_field
 
 from awm_core.models import Complexity
+from awm_envs.errors import JudgeFailedError
 from awm_envs.validation.judge import JudgeDecision
 
 Decider = Literal["code", "judge", "undecided"]
@@ -34,6 +36,27 @@ class TrajectoryCheck(BaseModel):
     decided_by: Decider = "code"
     judgement: JudgeDecision | None = None
     judge_error: str | None = None
+    # the judge's decision while it is still being made (see settle())
+    _pending: Future[JudgeDecision] | None = PrivateAttr(default=None)
+
+    def await_judge(self, pending: Future[JudgeDecision]) -> None:
+        """Leave the verdict to a judge decision under way; :meth:`settle` collects it."""
+        self.decided_by = "judge"
+        self.complete = False
+        self._pending = pending
+
+    def settle(self) -> None:
+        """Wait for the judge's decision, if one is under way, and take its verdict
+        (or, when the model gave no usable label, its error)."""
+        if self._pending is None:
+            return
+        pending, self._pending = self._pending, None
+        try:
+            self.judgement = pending.result()
+        except JudgeFailedError as exc:
+            self.judge_error = str(exc)
+            return
+        self.complete = self.judgement.complete
 
     @property
     def undecided(self) -> bool:

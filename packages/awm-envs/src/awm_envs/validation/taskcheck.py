@@ -11,7 +11,6 @@ judge decides from its evidence when a judge model is given
 from __future__ import annotations
 
 from awm_core.models import Task, complexity_for_calls
-from awm_envs.errors import JudgeFailedError
 from awm_envs.validation.judge import UNDECIDED_HINT, EvidenceJudge, is_undecided, replay_trajectory
 from awm_envs.validation.replay import Replay, RuntimeEnvironment, replay_steps, without_last_write
 from awm_envs.validation.results import TaskValidation, TrajectoryCheck
@@ -32,7 +31,8 @@ def _check(
     judge: EvidenceJudge | None = None,
     env_id: str = "",
 ) -> TrajectoryCheck:
-    """Run the verifier on one replay; an evidence-only result goes to ``judge`` (if any)."""
+    """Run the verifier on one replay; an evidence-only result goes to ``judge`` (if any),
+    whose decision the check collects in :meth:`TrajectoryCheck.settle`."""
     result = runner(task.verifier or "", replay.initial, replay.final, final_answer)
     error = runner.failure(result)
     check = TrajectoryCheck(
@@ -51,13 +51,7 @@ def _check(
         check.decided_by = "undecided"
         return check
     trajectory = replay_trajectory(env_id, task, replay.steps, replay.results, final_answer)
-    check.decided_by = "judge"
-    try:
-        check.judgement = judge.decide(task, trajectory, replay.initial, replay.final, result)
-    except JudgeFailedError as exc:
-        check.judge_error = str(exc)
-        return check
-    check.complete = check.judgement.complete
+    check.await_judge(judge.submit(task, trajectory, replay.initial, replay.final, result))
     return check
 
 
@@ -235,6 +229,7 @@ def _validate_unproven(
         judge,
         env_id,
     )
+    initial.settle()
     if initial.verifier_error:
         problems.append(f"initial: verifier error: {initial.verifier_error}")
     elif initial.judge_error:
@@ -330,6 +325,8 @@ def validate_task_with_replay(
     wrong = [] if dropped is None else [dropped]
     wrong += _wrong_claims(env, task, run_verifier, untouched, ref, judge, env_id)
     checks.extend(wrong)
+    for c in checks:  # the judge decided them all at once; collect its labels
+        c.settle()
     for c in checks:  # every failed task says why, not only through its booleans
         problem = _problem(c)
         if problem is not None:
