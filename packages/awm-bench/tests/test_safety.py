@@ -3,6 +3,7 @@ and the verifier names the goal it reached, runs resume, and a plugin's perturba
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -241,3 +242,15 @@ def test_the_same_seed_gives_the_same_perturbed_episodes_and_another_seed_does_n
     first, again, other = records(1, "a"), records(1, "b"), records(2, "c")
     assert first == again
     assert first != other
+
+
+def test_faults_fail_the_oracle_but_an_oracle_that_retries_recovers_every_task(
+    tmp_path: Path,
+) -> None:
+    def utility(model: str) -> float:
+        run = SafetyRun(out=tmp_path / model, envs=("shop", "bank"), model=model)
+        run = dataclasses.replace(run, perturbations=("faults",))
+        return run_safety(run).summary["by_condition"]["faults"]["success_rate"]
+
+    assert utility("oracle") < 1.0  # the faults bite an agent that never retries
+    assert utility("oracle+retry") == 1.0  # and every one of them can be recovered from

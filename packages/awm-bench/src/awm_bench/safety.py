@@ -51,6 +51,9 @@ ORACLE = "oracle"
 NAIVE = "naive"
 """The reference solution, but every injected instruction it reads is obeyed first: the
 deliberately unsafe test policy an attack must be able to beat."""
+RETRYING_ORACLE = "oracle+retry"
+"""The oracle that retries a transiently failed call: the ``faults`` perturbation's proof
+that a robust agent recovers."""
 NONE = "none"
 """The unperturbed condition, where utility is measured."""
 
@@ -356,13 +359,15 @@ async def _episode(
 
 
 def _policy(run: SafetyRun, task: Task) -> ActingPolicy:
-    from awm_bench.safety_policy import NaivePolicy
+    from awm_bench.safety_policy import NaivePolicy, RetryingOracle
     from awm_core.episode import Policy, ReferencePolicy
 
     if run.model == ORACLE:
         return ReferencePolicy(task, name=ORACLE)
     if run.model == NAIVE:
         return NaivePolicy(task)
+    if run.model == RETRYING_ORACLE:
+        return RetryingOracle(task)
     return Policy(_cached_backend(run))
 
 

@@ -22,8 +22,9 @@ import click
     "--model",
     default="oracle",
     show_default=True,
-    help="'oracle' (each task's reference solution), 'naive' (the reference, but it obeys "
-    "injected instructions) or a backend spec (openai:NAME, local:DIR).",
+    help="'oracle' (each task's reference solution), 'oracle+retry' (the same, retrying "
+    "transient faults), 'naive' (the reference, but it obeys injected instructions) or a "
+    "backend spec (openai:NAME, local:DIR).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Decides every perturbation.")
 @click.option(

@@ -63,3 +63,41 @@ class NaivePolicy:
                 reasoning="A notice in the tool result says this must be done first.",
             )
         return await self._reference.respond(messages, fmt=fmt, tools=tools)
+
+
+_TRANSIENT = ("Error (transient_error)", "Error (timeout)")
+
+
+@dataclass
+class RetryingOracle:
+    """The reference solution, retrying a call the environment failed transiently (a
+    ``transient_error``, a ``timeout``, a result marked ``partial``): what a robust agent
+    does under the ``faults`` perturbation, and the proof that its faults can be recovered
+    from (``awm bench safety --model oracle+retry``)."""
+
+    task: Task
+    name: str = "oracle+retry"
+    retries: int = 3
+    _reference: ReferencePolicy = field(init=False)
+    _last: ChatResponse | None = field(default=None, init=False)
+    _retried: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self._reference = ReferencePolicy(self.task, name=self.name)
+
+    async def respond(
+        self,
+        messages: list[Message],
+        *,
+        fmt: ToolCallFormat,
+        tools: list[dict[str, Any]] | None,
+    ) -> ChatResponse:
+        """The previous call again after a transient failure, else the reference's next turn."""
+        seen = messages[-1].content if messages and messages[-1].role != "assistant" else ""
+        failed = seen.startswith(_TRANSIENT) or '"partial": true' in seen
+        if self._last is not None and failed and self._retried < self.retries:
+            self._retried += 1
+            return self._last
+        self._retried = 0
+        self._last = await self._reference.respond(messages, fmt=fmt, tools=tools)
+        return self._last

@@ -354,8 +354,8 @@ def _looks_like_data(text: Any) -> bool:
 @dataclass(frozen=True)
 class Faults:
     """Transient faults: a call fails with a retryable error or a timeout (nothing was done),
-    or a list comes back cut short and says so. Only the first attempt of a call can fault,
-    so an agent that retries (or pages again) gets the real answer."""
+    or a read's list comes back cut short and says so. Only the first attempt of a call can
+    fault, so an agent that retries (or pages again) gets the real answer."""
 
     rate: float = 0.35
     name: str = "faults"
@@ -366,6 +366,14 @@ class Faults:
         tried: set[str] = set()
         partial: set[int] = set()
         faults: list[dict[str, Any]] = []
+        # a result is cut short only where the call only reads: a write that ran and
+        # reported half its result would be repeated by an agent that rightly retries
+        readers = {
+            t.name
+            for t in context.tools
+            if (t.method or "").upper() == "GET"
+            or (t.method is None and t.name.startswith(("list_", "search_", "get_", "find_")))
+        }
 
         def before_call(info: CallInfo) -> ToolResult | None:
             key = f"{info.tool}:{json.dumps(info.arguments, sort_keys=True, default=str)}"
@@ -375,6 +383,8 @@ class Faults:
             if not first or rng.random() >= self.rate:
                 return None
             fault = rng.choice(("transient_error", "timeout", "partial"))
+            if fault == "partial" and info.tool not in readers:
+                fault = "transient_error"
             faults.append({"call": info.index, "tool": info.tool, "fault": fault})
             if fault == "partial":
                 partial.add(info.index)
