@@ -53,7 +53,11 @@ class MixedClient(TransformersServerClient):  # type: ignore[misc]
         from awm_train.tokens import reference_replies
 
         text = self.generator.tokenizer.decode(prompt_ids)
-        task = next(t for t in load_environment("shop").tasks if t.instruction in text)
+        task = next(
+            t
+            for t in load_environment("shop").tasks
+            if (t.user.opening if t.user else t.instruction) in text
+        )
         self._per_task[task.id] += 1
         return None if self._per_task[task.id] % 2 else reference_replies(task)
 
@@ -78,6 +82,22 @@ class MixedClient(TransformersServerClient):  # type: ignore[misc]
             ]
             log_probs = await gen.score(list(prompt_ids), ids)
         return TokenOutput(token_ids=ids, log_probs=log_probs, stop_reason="completed")
+
+
+def _user_replies(data_dir: Path) -> list[str]:
+    """The scripted user replies of the prepared tasks (none for single-instruction ones)."""
+    from awm_core.conversation import strip_stop
+    from awm_envs import load_environment
+
+    manifest = json.loads((data_dir / "manifest.json").read_text())
+    ids = {t["task_id"] for t in manifest["tasks"]["train"]}
+    return [
+        strip_stop(r)
+        for t in load_environment("shop").tasks
+        if t.id in ids and t.user is not None
+        for r in t.user.replies or []
+        if strip_stop(r)
+    ]
 
 
 class _LocalWorkerGroup:
@@ -281,6 +301,14 @@ def main(model_dir: Path, data_dir: Path) -> dict[str, Any]:
         "masks_ok": mask_ok,
         "assistant_turns_shown": {k: [c for _, c in sorted(v)] for k, v in shown.items()},
         "max_logprob_diff": parity,
+        # a conversational task's scripted user replies seen in the rows' prompts (observations)
+        "user_replies_in_prompts": sum(
+            any(
+                reply in tokenizer.decode(pre["prompts"][i].tolist())
+                for reply in _user_replies(data_dir)
+            )
+            for i in real
+        ),
         "parameters_changed": changed,
         "parameters": len(before),
         "metrics": {
