@@ -291,8 +291,7 @@ class BundleResolver:
 
     def _pull(self, ref: BundleRef, tried: list[str]) -> Environment | None:
         """The row's hub commit pulled into this node's cache, or None (why is added to ``tried``)."""
-        from awm_envs import load_environment
-        from awm_envs import HubError, pull_bundle
+        from awm_envs import HubError, load_environment, pull_bundle
 
         label = f"`awm envs pull {ref.pull}`"
         if os.environ.get("AWM_BUNDLE_PULL", "1").strip().lower() in {"0", "false", "no", "off"}:
