@@ -90,3 +90,24 @@ async def test_acting_before_asking_scores_zero_though_the_database_is_right() -
     assert evidence["order_cancelled"] is True  # the database alone would pass
     assert evidence["communication"]["unconfirmed"], evidence["communication"]
     assert rollout.reward == 0.0
+
+
+async def test_the_llm_judge_reads_the_conversation_and_what_the_policy_demanded() -> None:
+    from awm_core.episode import run_episode
+    from awm_envs import EnvPool
+    from awm_verify.judge_prompt import build_user_prompt
+
+    shop = load_environment("shop")
+    task = next(t for t in shop.tasks if t.id == TASK)
+    async with EnvPool(shop, size=1) as pool, pool.instance() as instance:
+        trajectory = await run_episode(ReferencePolicy(task), instance, task)
+    prompt = build_user_prompt(task, trajectory)
+    section = prompt.split("## Conversation with the user\n", 1)[1].split("\n## ", 1)[0]
+    assert "Only the user knew (the agent had to ask, not guess): order number: 16" in section
+    assert "before calling: cancel_order" in section
+    lines = section.splitlines()
+    said = lines.index("user: It's order 16.")
+    assert lines[said - 1] == "agent: Sure, I can help with that. What is the order number?"
+    assert any(line.startswith("  (calls cancel_order(") for line in lines[said:])
+    plain = next(t for t in shop.tasks if t.user is None)
+    assert "## Conversation with the user" not in build_user_prompt(plain, trajectory)
