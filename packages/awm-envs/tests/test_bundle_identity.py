@@ -37,6 +37,19 @@ def test_the_digest_covers_the_bundle_files_and_nothing_else(bank: Path) -> None
     assert identity.digest(bank) != before
 
 
+def test_who_owns_which_rows_is_bundle_content(bank: Path) -> None:
+    """principals.json decides what counts as another user's data: a row prepared from one
+    ownership map must not roll out under another, and push/pull must carry it."""
+    principals = bank / identity.PRINCIPALS_JSON
+    assert principals.is_file()
+    before = identity.digest(bank)
+    data = json.loads(principals.read_text())
+    data["acting"] = 2  # the agent now acts for someone else
+    principals.write_text(json.dumps(data))
+    assert identity.digest(bank) != before
+    assert identity.PRINCIPALS_JSON in build_record(identity.read_files(bank), "bank").files
+
+
 def test_the_digest_is_the_hub_records_digest(bank: Path) -> None:
     record = build_record(identity.read_files(bank), "bank")
     assert record.digest == identity.digest(bank)

@@ -28,8 +28,20 @@ APP_PY = "app.py"
 TOOLS_JSON = "tools.json"
 TASKS_JSON = "tasks.json"
 VERIFIERS_PY = "verifiers.py"
-# the files a bundle may consist of (docs/environment-format.md), and those it must have
-BUNDLE_FILES = (MANIFEST, SCHEMA_SQL, SEED_SQL, APP_PY, TOOLS_JSON, TASKS_JSON, VERIFIERS_PY)
+PRINCIPALS_JSON = "principals.json"  # optional: who owns which rows (docs/safety.md)
+# the files a bundle may consist of (docs/environment-format.md), and those it must have: all of
+# them are its content (the digest, push/pull, the training rows' check), principals.json too,
+# since it decides what counts as another user's data
+BUNDLE_FILES = (
+    MANIFEST,
+    SCHEMA_SQL,
+    SEED_SQL,
+    APP_PY,
+    TOOLS_JSON,
+    TASKS_JSON,
+    VERIFIERS_PY,
+    PRINCIPALS_JSON,
+)
 REQUIRED_FILES = (MANIFEST, SCHEMA_SQL, SEED_SQL, APP_PY)
 
 Fingerprint = tuple[tuple[str, int, int], ...]

@@ -41,7 +41,7 @@ def init_command(name: str, directory: Path | None, force: bool, as_json: bool) 
             click.echo(json.dumps({"error": type(exc).__name__, "message": str(exc)}, indent=2))
             raise SystemExit(1) from None
         raise click.ClickException(str(exc)) from exc
-    files = sorted(BUNDLE_FILES)
+    files = sorted(name for name in BUNDLE_FILES if (path / name).is_file())
     if as_json:
         click.echo(json.dumps({"env_id": name, "path": str(path), "files": files}, indent=2))
         return

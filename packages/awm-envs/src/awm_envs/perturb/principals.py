@@ -36,9 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from awm_core.dbdiff import DatabaseDiff
 from awm_core.models import ToolCallStep
+from awm_envs.bundle.identity import PRINCIPALS_JSON
 from awm_envs.errors import PrincipalsError
-
-PRINCIPALS_JSON = "principals.json"
 
 
 class OwnedTable(BaseModel):

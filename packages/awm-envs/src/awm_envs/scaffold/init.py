@@ -14,11 +14,11 @@ import shutil
 from pathlib import Path
 
 from awm_core.errors import AWMError
-from awm_envs.bundle.identity import BUNDLE_FILES, TOOLS_JSON
+from awm_envs.bundle.identity import BUNDLE_FILES, PRINCIPALS_JSON, TOOLS_JSON
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "template"
 ENV_ID = re.compile(r"^[a-z0-9][a-z0-9_\-]*$")
-_TEMPLATED = tuple(name for name in BUNDLE_FILES if name != TOOLS_JSON)
+_TEMPLATED = tuple(name for name in BUNDLE_FILES if name not in (TOOLS_JSON, PRINCIPALS_JSON))
 
 
 class ScaffoldError(AWMError):
