@@ -217,7 +217,9 @@ def perf(session: nox.Session) -> None:
 
     awm-envs at full sizes (1,024 instances, 20,000 reset cycles, 64 MCP sessions), start-up
     (``awm --help``, MCP ``initialize``), the database diff, the verifier sandbox's overhead and
-    how fast the long commands stop on Ctrl-C.
+    how fast the long commands stop on Ctrl-C. Opt-in, ``AWM_PERF_AWM1K=1``: an AWM-1K-style
+    release generated, imported and validated (``AWM_PERF_AWM1K_SCENARIOS``, default 50; about
+    15 minutes on 2 cores; the release's 1,000 take about an hour or more).
     """
     packages = ("awm-core", "awm-envs", "awm-verify", "awm-synth", "awm-bench")
     session.install(*(arg for p in packages for arg in ("-e", f"packages/{p}")))
@@ -232,6 +234,14 @@ def perf(session: nox.Session) -> None:
     session.run("python", "packages/awm-verify/benchmarks/bench_diff.py")
     session.run("python", "packages/awm-verify/benchmarks/bench_sandbox.py")
     session.run("python", "packages/awm-bench/benchmarks/bench_ctrl_c.py")  # Ctrl-C to exit
+    if os.environ.get("AWM_PERF_AWM1K"):  # generate + import-awm + validate, see its docstring
+        session.run(
+            "python",
+            "packages/awm-envs/benchmarks/bench_awm1k_scale.py",
+            "--scenarios",
+            os.environ.get("AWM_PERF_AWM1K_SCENARIOS", "50"),
+            "--json",
+        )
 
 
 # --- awm-envs AWM-1K interop (owned by the awm1k import/export): the official package.

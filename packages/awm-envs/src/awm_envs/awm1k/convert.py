@@ -69,7 +69,9 @@ def _schema_sql(
 
     parts = []
     for table in tables:
-        ddl = freeze_now(str(table.get("ddl", "")).strip().rstrip(";"), reference).sql
+        frozen = freeze_now(str(table.get("ddl", "")).strip().rstrip(";"), reference)
+        counts["clock_reads_frozen"] += len(frozen.rewrites)
+        ddl = frozen.sql
         if not ddl:
             raise ImportFailure("db", f"table {table.get('name')!r} has no DDL")
         if not accepts(ddl):
@@ -125,7 +127,9 @@ def _seed_sql(
             text = str(raw).strip().rstrip(";")
             if fix_escaped_quotes(text) != text:
                 counts["inserts_quotes_repaired"] += 1
-            sql = freeze_now(fix_escaped_quotes(text), reference).sql + ";"
+            frozen = freeze_now(fix_escaped_quotes(text), reference)
+            counts["clock_reads_frozen"] += len(frozen.rewrites)
+            sql = frozen.sql + ";"
             try:
                 conn.execute(sql)
             except sqlite3.Error as exc:
@@ -171,6 +175,17 @@ def _choose_verifiers(
             continue
         chosen[idx] = (f"verify_task_{idx}", verifier)
         counts[f"verifiers_{verifier.mode}"] += 1
+        if reads_clock(verifier.code):
+            counts["verifiers_reading_clock"] += 1
+            notes.append(
+                ImportProblem(
+                    sc.name,
+                    "verifier",
+                    f"task {idx}: the verifier reads the wall clock ('now'); its verdict "
+                    "can change from day to day",
+                    False,
+                )
+            )
     return chosen, notes
 
 
@@ -263,7 +278,20 @@ COUNT_KEYS = (
     "inserts_quotes_repaired",
     "ddl_repaired",
     "duplicate_verifier_rows",
+    "clock_reads_frozen",
+    "verifiers_reading_clock",
 )
+
+_CLOCK_READ = re.compile(r"'now'|\bCURRENT_(TIMESTAMP|DATE|TIME)\b", re.IGNORECASE)
+
+
+def reads_clock(code: str) -> bool:
+    """Whether verifier code asks SQLite for the wall clock (``'now'``, ``CURRENT_TIMESTAMP``).
+
+    Seed data is frozen to the reference time on import, but a verifier runs against
+    the real clock, so such a verifier can pass today and fail next month; import
+    cannot rewrite code safely, it reports it."""
+    return _CLOCK_READ.search(code) is not None
 
 
 def convert(

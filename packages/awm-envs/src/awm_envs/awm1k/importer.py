@@ -3,7 +3,9 @@
 An environment or task that cannot be imported is reported with the reason and
 skipped, never silently dropped. Each environment is written to a temporary
 folder, loaded by the runtime in a worker process, and only then renamed into
-place, so an interrupted import resumes where it stopped.
+place, so an interrupted import resumes where it stopped. Its result is recorded
+before the rename, so a run killed at any point (SIGKILL of the whole process
+group included) and rerun reports every scenario as an uninterrupted run does.
 """
 
 from __future__ import annotations
@@ -41,13 +43,24 @@ class ImportResult:
     counts: dict[str, int] = field(default_factory=dict)  # see convert.COUNT_KEYS
 
 
+def _done_record(out: Path, name: str) -> Path:
+    return out / MARKER_DIR / "done" / f"{name}.json"
+
+
 def _import_one(sc: OfficialScenario, out: Path, reference: datetime) -> ImportResult:
-    """Runs in a worker process: the untrusted app is imported there, not in the caller."""
+    """Runs in a worker process: the untrusted app is imported there, not in the caller.
+
+    The result is recorded (``.awm-import/done/NAME.json``) before the bundle folder is
+    renamed into place, so a run killed at any point leaves every finished bundle with
+    its full result, and a rerun reports it exactly as the first run would have.
+    """
     from awm_envs.bundle.loader import load_bundle
     from awm_envs.errors import BundleError
 
     final = out / sc.name
-    tmp = out / MARKER_DIR / f"{sc.name}.partial"
+    # one temporary folder per process: a worker orphaned by a killed run cannot clobber
+    # the rerun's folder for the same scenario
+    tmp = out / MARKER_DIR / f"{sc.name}.{os.getpid()}.partial"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         files, notes, counts = convert(sc, reference)
@@ -70,9 +83,48 @@ def _import_one(sc: OfficialScenario, out: Path, reference: datetime) -> ImportR
         shutil.rmtree(tmp, ignore_errors=True)
         problems = [ImportProblem(sc.name, p.file, f"{p.field}: {p.message}") for p in exc.problems]
         return ImportResult(sc.name, "failed", problems=problems + notes, counts=counts)
-    os.replace(tmp, final)  # atomic: a bundle folder is either complete or absent
-    return ImportResult(
+    result = ImportResult(
         sc.name, "imported", str(final), len(bundle.tools), len(bundle.tasks), notes, counts
+    )
+    _write_atomic(_done_record(out, sc.name), json.dumps(asdict(result)))
+    try:
+        os.replace(tmp, final)  # atomic: a bundle folder is either complete or absent
+    except OSError:
+        if not (final / "manifest.json").is_file():
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)  # an orphaned worker of a killed run was first
+    return result
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all (a kill mid-write leaves the old file)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _saved_result(out: Path, name: str) -> ImportResult:
+    """A finished bundle's result as its run recorded it, reported ``skipped``.
+
+    Records of awm versions before whole results were kept hold only the counts.
+    """
+    path = _done_record(out, name)
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        saved = {}
+    if not isinstance(saved, dict):
+        saved = {}
+    if "scenario" not in saved:  # an older record: counts only
+        return ImportResult(name, "skipped", str(out / name), counts=saved)
+    return ImportResult(
+        name,
+        "skipped",
+        str(out / name),
+        tools=int(saved.get("tools", 0)),
+        tasks=int(saved.get("tasks", 0)),
+        problems=[ImportProblem(**p) for p in saved.get("problems", [])],
+        counts=dict(saved.get("counts", {})),
     )
 
 
@@ -84,9 +136,7 @@ def _triage(
     todo: list[OfficialScenario] = []
     for name, sc in sorted(scenarios.items()):
         if (out / name / "manifest.json").is_file():
-            saved_counts = failed_dir.parent / "done" / f"{name}.json"
-            counts = json.loads(saved_counts.read_text()) if saved_counts.is_file() else {}
-            results.append(ImportResult(name, "skipped", str(out / name), counts=counts))
+            results.append(_saved_result(out, name))
         elif (failed_dir / f"{name}.json").is_file() and not retry_failed:
             saved = json.loads((failed_dir / f"{name}.json").read_text())
             results.append(
@@ -155,8 +205,10 @@ def import_awm(
     (out / MARKER_DIR).mkdir(exist_ok=True)
     failed_dir = out / MARKER_DIR / "failed"
     failed_dir.mkdir(exist_ok=True)
-    done_dir = out / MARKER_DIR / "done"  # per-scenario counts, for the report of a resumed run
+    done_dir = out / MARKER_DIR / "done"  # per-scenario results, for the report of a resumed run
     done_dir.mkdir(exist_ok=True)
+    for stale in (out / MARKER_DIR).glob("*.partial"):  # left by a killed run
+        shutil.rmtree(stale, ignore_errors=True)
     results, todo = _triage(scenarios, out, failed_dir, retry_failed)
     for r in results:
         if progress:
@@ -164,12 +216,12 @@ def import_awm(
 
     def record(result: ImportResult) -> None:
         if result.status == "failed":
-            (failed_dir / f"{result.scenario}.json").write_text(
-                json.dumps([asdict(p) for p in result.problems], indent=2)
+            _write_atomic(
+                failed_dir / f"{result.scenario}.json",
+                json.dumps([asdict(p) for p in result.problems], indent=2),
             )
-        else:
+        else:  # the worker recorded the result in done/ before renaming the bundle
             (failed_dir / f"{result.scenario}.json").unlink(missing_ok=True)
-            (done_dir / f"{result.scenario}.json").write_text(json.dumps(result.counts))
         results.append(result)
         if progress:
             progress(result)
@@ -187,5 +239,5 @@ def import_awm(
         "results": [asdict(r) for r in results],
         "release_problems": [asdict(p) for p in problems],
     }
-    (out / "import-report.json").write_text(json.dumps(report, indent=2))
+    _write_atomic(out / "import-report.json", json.dumps(report, indent=2))
     return results, problems

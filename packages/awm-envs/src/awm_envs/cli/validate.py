@@ -18,6 +18,7 @@ from rich.table import Table
 from awm_core.console import make_console
 from awm_envs.errors import JudgeUnavailableError
 from awm_envs.sandbox import IsolationUnavailable, SandboxStartError
+from awm_envs.validation.journal import ValidationJournal
 from awm_envs.validation.results import TaskValidation, TrajectoryCheck
 from awm_envs.validation.validate import EnvValidation, validate_catalog
 
@@ -136,12 +137,18 @@ def _bundle_args(envs: tuple[str, ...]) -> list[str]:
 
 
 def _validate_with_progress(
-    envs: list[str], validate: Callable[[list[str] | None], list[EnvValidation]]
+    envs: list[str],
+    validate: Callable[[list[str] | None], list[EnvValidation]],
+    journal: ValidationJournal | None = None,
+    extra: list[Path] | None = None,
 ) -> list[EnvValidation]:
-    """One environment at a time, with a progress bar on stderr (gone when done)."""
+    """One environment at a time, with a progress bar on stderr (gone when done).
+
+    With a ``journal``, an environment it holds (same content, same options) is taken
+    from it, and each one validated here is added to it as soon as it is done."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from awm_envs.validation.validate import catalog_env_ids
+    from awm_envs.validation.validate import catalog_env_ids, resolve_env_dir
 
     ids = envs or catalog_env_ids()
     results: list[EnvValidation] = []
@@ -156,7 +163,13 @@ def _validate_with_progress(
         bar = progress.add_task("validate", total=len(ids), env="")
         for ref in ids:
             progress.update(bar, env=ref)
-            results += validate([ref])
+            env_dir = resolve_env_dir(ref, extra=extra) if journal is not None else None
+            done = journal.lookup(env_dir) if journal is not None and env_dir else None
+            if done is None:
+                done = validate([ref])
+                if journal is not None and env_dir is not None:
+                    journal.record(env_dir, done)
+            results += done
             progress.advance(bar)
     return results
 
@@ -192,6 +205,14 @@ def _validate_with_progress(
     "code-augmented judge on this backend (openai:MODEL, ...; see `awm llm`). Without "
     "it they are reported undecided.",
 )
+@click.option(
+    "--journal",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Append each environment's result to this JSON-lines file as it finishes; a "
+    "rerun with the same file takes unchanged bundles' results from it (same content, "
+    "same options), so a killed run continues where it stopped.",
+)
 def validate_command(
     envs: tuple[str, ...],
     as_json: bool,
@@ -199,6 +220,7 @@ def validate_command(
     sandbox: bool | None,
     require_proof: bool,
     judge_model: str | None,
+    journal: Path | None,
 ) -> None:
     """Prove every task: not complete initially, solved by its reference, wrong attempts rejected.
 
@@ -208,7 +230,8 @@ def validate_command(
     Tasks whose verifier only gathers evidence (AWM-1K sql mode) are decided by the
     code-augmented judge with --judge-model (the evidence and the task's criteria; only
     Completed counts as complete), else reported undecided.
-    Exits non-zero if any task fails.
+    Exits non-zero if any task fails. With --journal a killed run, rerun with the same
+    command, validates only the environments it had not finished.
     """
     from awm_envs.validation.judge import EvidenceJudge
 
@@ -216,6 +239,14 @@ def validate_command(
         judge = EvidenceJudge(judge_model) if judge_model else None
     except JudgeUnavailableError as exc:
         raise click.UsageError(str(exc)) from exc
+    record = (
+        ValidationJournal(
+            journal,
+            {"sandbox": sandbox, "require_proof": require_proof, "judge_model": judge_model},
+        )
+        if journal is not None
+        else None
+    )
     try:
         results = _validate_with_progress(
             _bundle_args(envs),
@@ -226,6 +257,8 @@ def validate_command(
                 require_proof=require_proof,
                 judge=judge,
             ),
+            record,
+            list(catalogs) or None,
         )
     except FileNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc
