@@ -247,3 +247,34 @@ def test_release_scale_docs_commands_run_at_two_scenarios(tmp_path: Path) -> Non
     scale = json.loads((tmp_path / "awm1k-scale.json").read_text())
     assert scale["scenarios"] == 2 and scale["import_counts"]["imported"] == 2
     assert scale["peak_rss_mib"]["validate"] > 0 and scale["seconds"]["validate"] > 0
+
+
+def test_validate_starts_one_verifier_sandbox_for_all_environments(
+    tmp_path: Path, release: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from awm_envs.cli.validate import validate_command
+    from awm_envs.verifiers import pool as pool_module
+
+    bundles = tmp_path / "bundles"
+    only = ["--only", "bank_0", "--only", "shop_1"]
+    done = _run(_awm("envs", "import-awm", release, "--out", bundles, *only), tmp_path)
+    assert done.returncode == 0, done.stderr
+    monkeypatch.setenv("AWM_CACHE_DIR", str(tmp_path / "cache"))
+    started: list[object] = []
+    real_init = pool_module.VerifierPool.__init__
+
+    def counting_init(self: pool_module.VerifierPool, *args: Any, **kwargs: Any) -> None:
+        started.append(self)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(pool_module.VerifierPool, "__init__", counting_init)
+    out = CliRunner().invoke(
+        validate_command, [str(bundles / "bank_0"), str(bundles / "shop_1"), "--json"]
+    )
+    assert out.exit_code == 0, out.output
+    results = json.loads(out.stdout)
+    assert [e["env_id"] for e in results] == ["bank_0", "shop_1"]
+    assert all(t["proof"] in ("unproven", "undecided") for e in results for t in e["tasks"])
+    assert len(started) == 1  # one sandbox, shared by both environments

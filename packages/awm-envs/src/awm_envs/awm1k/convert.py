@@ -28,7 +28,12 @@ from awm_core.models import Complexity, CreatedWith, EnvironmentManifest, Task
 from awm_envs import __version__
 from awm_envs.awm1k.read import ImportProblem, OfficialScenario
 from awm_envs.awm1k.repair import fix_escaped_quotes, repair_parens, rewrite_app
-from awm_envs.awm1k.verifier_code import OfficialVerifier, factory_source, verifiers_module
+from awm_envs.awm1k.verifier_code import (
+    OfficialVerifier,
+    factory_name,
+    factory_source,
+    verifiers_module,
+)
 from awm_envs.bundle.sqlscript import split_statements
 from awm_envs.bundle.timefreeze import freeze_now
 
@@ -157,9 +162,10 @@ def _seed_sql(
 
 
 def _choose_verifiers(
-    sc: OfficialScenario, task_count: int, counts: dict[str, int]
+    sc: OfficialScenario, task_count: int, counts: dict[str, int], factories: dict[int, str]
 ) -> tuple[dict[int, tuple[str, OfficialVerifier]], list[ImportProblem]]:
-    """Per task index, the native name and the official verifier it runs (when usable)."""
+    """Per task index, the native name and the official verifier it runs (when usable);
+    each usable one's factory source goes into ``factories`` (for ``verifiers.py``)."""
     chosen: dict[int, tuple[str, OfficialVerifier]] = {}
     notes: list[ImportProblem] = []
     for idx in sorted(sc.verifiers):
@@ -167,7 +173,7 @@ def _choose_verifiers(
             continue
         verifier = sc.verifiers[idx]
         try:
-            factory_source("_probe", verifier)
+            factories[idx] = factory_source(factory_name(idx), verifier)
         except (SyntaxError, ValueError) as exc:
             notes.append(
                 ImportProblem(sc.name, "verifier", f"task {idx}: verifier unusable: {exc}", False)
@@ -307,7 +313,8 @@ def convert(
     schema_sql, notes = _schema_sql(sc, reference, counts)
     seed_sql, seed_notes = _seed_sql(sc, schema_sql, reference, counts)
     task_count = len(sc.awm_tasks) if sc.awm_tasks is not None else len(sc.tasks)
-    chosen, verifier_notes = _choose_verifiers(sc, task_count, counts)
+    factories: dict[int, str] = {}
+    chosen, verifier_notes = _choose_verifiers(sc, task_count, counts, factories)
     verifier_names = {idx: name for idx, (name, _) in chosen.items()}
     notes += seed_notes + sc.notes + verifier_notes
     counts["duplicate_verifier_rows"] = sc.duplicate_rows
@@ -319,7 +326,7 @@ def convert(
         ids = {int(t.id.removeprefix("task_")): t.id for t in tasks}
     # the release's rows as they were, by task id, for the export to write back unchanged
     kept_rows = {ids[idx]: rows for idx, rows in sc.rows.items() if idx in ids}
-    verifiers_py = verifiers_module(chosen, kept_rows)
+    verifiers_py = verifiers_module(chosen, kept_rows, factories)
     counts["tasks"] = len(tasks)
     counts["tasks_without_verifier"] = sum(t.verifier is None for t in tasks)
     counts["tasks_with_reference"] = sum(t.reference_solution is not None for t in tasks)

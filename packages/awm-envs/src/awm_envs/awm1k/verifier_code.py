@@ -255,14 +255,22 @@ def factory_source(name: str, verifier: OfficialVerifier) -> str:
     return source
 
 
+def factory_name(idx: int) -> str:
+    """The name of task ``idx``'s factory in ``verifiers.py``."""
+    return f"_awm_official_{idx}"
+
+
 def verifiers_module(
     verifiers: dict[int, tuple[str, OfficialVerifier]],
     rows: dict[str, dict[str, dict[str, Any]]] | None = None,
+    factories: dict[int, str] | None = None,
 ) -> str:
     """A self-contained ``verifiers.py``: the prelude, then per task a factory and a
     native ``name(initial, final, final_answer=None)``. ``verifiers`` maps a task index
     to (native function name, official verifier); ``rows`` (task id -> file kind ->
-    the row's ``verification`` object) is kept as :data:`RELEASE_ROWS` for the export."""
+    the row's ``verification`` object) is kept as :data:`RELEASE_ROWS` for the export.
+    ``factories`` holds factory sources already made (``factory_source(factory_name(idx),
+    ...)``): rewriting a verifier's syntax tree is most of an import's time, done once."""
     parts = [
         '"""Verifiers imported from the official AWM release, adapted to the native signature.\n\n'
         "Self-contained (standard library only) so awm's verifier sandbox runs it; written by\n"
@@ -271,9 +279,10 @@ def verifiers_module(
     ]
     for idx in sorted(verifiers):
         name, verifier = verifiers[idx]
-        factory = f"_awm_official_{idx}"
+        factory = factory_name(idx)
+        made = (factories or {}).get(idx)
         parts.append(f"# task {idx}: official {verifier.mode}-mode {verifier.function}\n")
-        parts.append(factory_source(factory, verifier) + "\n")
+        parts.append((made if made is not None else factory_source(factory, verifier)) + "\n")
         parts.append(
             f"def {name}(initial, final, final_answer=None):\n"
             f"    return _awm_run({factory}, {verifier.mode!r}, initial, final, final_answer)\n"
