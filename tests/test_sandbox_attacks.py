@@ -259,7 +259,7 @@ def verify_attack_everything(initial, final, final_answer):
         result = validate_environment(shop, verifier_pool=pool, sandbox=True, check_leaks=False)
     by_id = {t.task_id: t for t in result.tasks}
     others = [t for tid, t in by_id.items() if tid != hostile_task]
-    assert len(others) == 9
+    assert len(others) == len(tasks) - 1 >= 9
     assert all(t.passed for t in others), [(t.task_id, t.problems) for t in others if not t.passed]
     assert not by_id[hostile_task].passed and by_id[hostile_task].problems
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from awm_envs import load_environment
 from awm_envs.validation.validate import CATALOG_DIR, validate_environment
 
 POISON = "    __builtins__['bool'] = lambda *a: True  # rebinds bool for whoever runs next\n"
@@ -32,6 +33,6 @@ def test_one_poisoned_verifier_fails_only_its_own_task(tmp_path: Path) -> None:
     result = validate_environment(bundle, sandbox=True)
 
     verdicts = {t.task_id: t.passed for t in result.tasks}
-    assert len(verdicts) == 10
+    assert len(verdicts) == len(load_environment(bundle).tasks) >= 10
     assert verdicts.pop("aeropress_stock") is False  # its own verdict is poisoned
     assert all(verdicts.values()), {t.task_id: t.problems for t in result.tasks if not t.passed}
