@@ -220,6 +220,7 @@ def measure(
     """Generate, import and validate ``scenarios`` environments under ``work``."""
     release, bundles = work / "release", work / "bundles"
     env = {**os.environ, "AWM_CACHE_DIR": str(work / "cache")}
+    load_at_start = os.getloadavg()  # other work on the machine skews every figure: say how much
     started = time.perf_counter()
     plans = write_release(release, scenarios, seed=seed, envs=envs)
     generation = time.perf_counter() - started
@@ -251,12 +252,14 @@ def measure(
         for t in e["tasks"]:
             proofs[t["proof"]] = proofs.get(t["proof"], 0) + 1
     total = generation + imported["seconds"] + validated["seconds"]
-    per_env = total / scenarios
+    # the goal counts import and validation (the real release is downloaded, not generated)
+    per_env = (imported["seconds"] + validated["seconds"]) / scenarios
     return {
         "scenarios": scenarios,
         "seed": seed,
         "cpus": os.cpu_count(),
-        "load_average_at_start": os.getloadavg(),
+        "load_average_at_start": load_at_start,
+        "load_average_at_end": os.getloadavg(),
         "defects_injected": defect_counts(plans),
         "import_counts": report["counts"],
         "import_totals": report["totals"],
@@ -271,6 +274,7 @@ def measure(
         "envs_per_minute": {
             "import": 60 * scenarios / imported["seconds"],
             "validate": 60 * len(ok) / validated["seconds"],
+            "import_and_validate": 60 * scenarios / (imported["seconds"] + validated["seconds"]),
             "end_to_end": 60 * scenarios / total,
         },
         "peak_rss_mib": {
@@ -278,7 +282,7 @@ def measure(
             "validate": validated["peak_rss_bytes"] / 2**20,
         },
         "extrapolated_1000": {
-            "minutes": per_env * RELEASE_SIZE / 60,
+            "import_and_validate_minutes": per_env * RELEASE_SIZE / 60,
             "goal_minutes": GOAL_MINUTES,
             "goal_peak_gib": GOAL_PEAK_GIB,
         },
@@ -295,7 +299,8 @@ def table(r: dict[str, Any]) -> str:
     s, e, m, x = r["seconds"], r["envs_per_minute"], r["peak_rss_mib"], r["extrapolated_1000"]
     lines = [
         f"AWM-1K scale: {r['scenarios']} scenarios on {r['cpus']} CPUs "
-        f"(load average at start {r['load_average_at_start'][0]:.1f})",
+        f"(load average {r['load_average_at_start'][0]:.1f} at start, "
+        f"{r['load_average_at_end'][0]:.1f} at end)",
         f"  defects injected: {r['defects_injected']}",
         f"  import: {r['import_counts']}; tasks: {r['task_proofs']}",
         *(
@@ -308,10 +313,11 @@ def table(r: dict[str, Any]) -> str:
             for part, sec in r["validate_parts_seconds"].items()
         ),
         f"  environments per minute: import {e['import']:.1f}, validate {e['validate']:.1f}, "
-        f"end to end {e['end_to_end']:.1f}",
+        f"both {e['import_and_validate']:.1f}, with generation {e['end_to_end']:.1f}",
         f"  peak RSS (process tree): import {m['import']:.0f} MiB, validate {m['validate']:.0f} MiB"
         f" (goal <= {GOAL_PEAK_GIB:.0f} GiB)",
-        f"  1,000 environments at this rate: {x['minutes']:.0f} min (goal <= {GOAL_MINUTES:.0f})",
+        f"  1,000 environments imported and validated at this rate: "
+        f"{x['import_and_validate_minutes']:.0f} min (goal <= {GOAL_MINUTES:.0f})",
     ]
     return "\n".join(lines)
 
