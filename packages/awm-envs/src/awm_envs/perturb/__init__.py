@@ -6,6 +6,7 @@ The contract (``Perturbation``, ``Applied``, ``PerturbationContext``) is in
 ``register_perturbations`` in :mod:`awm_envs.plugin`, exactly like a third party's.
 """
 
+from awm_envs.bundle.identity import PRINCIPALS_JSON
 from awm_envs.errors import PerturbationError, PrincipalsError
 from awm_envs.perturb.access import AccessCheck, check_access
 from awm_envs.perturb.builtin import (
@@ -19,7 +20,6 @@ from awm_envs.perturb.builtin import (
 from awm_envs.perturb.goals import GoalCheck, check_goal, contains, declared_goals, derived_goals
 from awm_envs.perturb.instance import PerturbedInstance, scratch_replay
 from awm_envs.perturb.principals import (
-    PRINCIPALS_JSON,
     Ownership,
     Principals,
     RowRef,
