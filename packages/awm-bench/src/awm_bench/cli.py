@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from awm_bench.run_options import run_folder_options
 from awm_core.console import make_console, progress_callback
 
 # catalog environments the demo validates and rolls out (kept here: this module must stay
@@ -155,20 +156,7 @@ def bench() -> None:
 @click.option("--top-p", type=click.FloatRange(min=0, max=1, min_open=True), default=None)
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None)
 @click.option("--seed", type=int, default=None, help="Trial N samples with SEED+N.")
-@click.option("--run", "run_name", default=None, help="Run name (the same name resumes it).")
-@click.option(
-    "--results",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("bench-results"),
-    show_default=True,
-    help="Folder of runs.",
-)
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Write here instead of RESULTS/RUN/tasks/MODEL (the same folder resumes).",
-)
+@run_folder_options("tasks")
 @click.option(
     "--conversational",
     is_flag=True,

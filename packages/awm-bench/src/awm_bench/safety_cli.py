@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from awm_bench.run_options import run_folder_options
+
 
 @click.command(name="safety")
 @click.argument("envs", nargs=-1)
@@ -45,20 +47,7 @@ import click
 @click.option(
     "--max-steps", type=click.IntRange(min=1), default=None, help="Agent turns per episode."
 )
-@click.option("--run", "run_name", default=None, help="Run name (the same name resumes it).")
-@click.option(
-    "--results",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("bench-results"),
-    show_default=True,
-    help="Folder of runs.",
-)
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Write here instead of RESULTS/RUN/safety/MODEL (the same folder resumes).",
-)
+@run_folder_options("safety")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def safety_command(
     envs: tuple[str, ...],
