@@ -1,11 +1,12 @@
-"""Load a bundle in a throwaway sandbox worker first: a clear error instead of a silent exit or a hang.
+"""Load a bundle in a throwaway sandboxed fork first: a clear error instead of a silent exit or a hang.
 
 Commands that look at a bundle (``awm envs validate``, ``show``, ``call``)
 would import its ``app.py`` in this process. An
 ``app.py`` that calls ``os._exit`` at import would end the command silently
 with the app's exit status, and one that loops at import would hang it. So
 before any of that, a bundle that is not one of the shipped (hand-written,
-trusted) catalog bundles is loaded once in a sandbox worker, under
+trusted) catalog bundles is loaded once in a fork of a pre-imported sandbox
+template (a job of :mod:`awm_envs.sandbox.forkhost`), under
 :data:`~awm_envs.pool.workers.IMPORT_TIMEOUT_ENV` (default 60 s): a crash, a hang
 or an ordinary load error comes back as a :class:`BundleError` naming
 ``app.py`` and what happened. :func:`describe_bundle` also returns what the
@@ -16,6 +17,7 @@ import here at all.
 from __future__ import annotations
 
 import shutil
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,16 +31,16 @@ from awm_envs.pool.shipping import ShippedBundle
 from awm_envs.pool.workers import (
     DEFAULT_MEMORY_LIMIT,
     IMPORT_TIMEOUT_ENV,
-    SETUP_TIMEOUT_S,
-    START_TIMEOUT_S,
-    encode_request,
+    PRELOAD,
+    WORKER_PROCESSES,
     import_timeout_default,
-    start_worker_process,
 )
-from awm_envs.sandbox import wire
-from awm_envs.sandbox.isolation import resolve
+from awm_envs.sandbox.forkserver import SandboxStartError
+from awm_envs.sandbox.jobpool import JobPool
+from awm_envs.sandbox.limits import Limits
 
 APP_PY = "app.py"
+DESCRIBE_JOB = "awm_envs.pool.worker_main:describe_job"
 
 
 class PreflightUnavailable(RuntimeError):
@@ -76,67 +78,87 @@ def _problem(path: Path, message: str) -> BundleError:
     return BundleError(path, [BundleProblem(APP_PY, "import", message)])
 
 
+_TEMPLATE_ROOT = "/tmp/awm-preflight"  # inside the template's private /tmp, emptied per job
+_templates: JobPool | None = None
+_templates_lock = threading.Lock()
+
+
+def _template_pool() -> JobPool:
+    """This process's pre-imported sandbox template for import checks, started on first use.
+
+    Why one per process: a validate run checks hundreds of bundles, and a cold sandbox
+    interpreter importing FastAPI, SQLAlchemy and pydantic for each cost 1 to 4 s; a fork
+    of this template costs milliseconds plus the app's own import. Closed at exit.
+    """
+    global _templates
+    with _templates_lock:
+        if _templates is None or _templates.closed:
+            import atexit
+
+            _templates = JobPool(DESCRIBE_JOB, size=1, preload=PRELOAD)
+            atexit.register(_templates.close)
+        return _templates
+
+
 def describe_bundle(
     path: str | Path,
     *,
     import_timeout: float | None = None,
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
 ) -> BundleDescription:
-    """Load the bundle at ``path`` in a fresh sandbox worker; what it holds, or a :class:`BundleError`.
+    """Load the bundle at ``path`` in a fresh sandboxed fork; what it holds, or a :class:`BundleError`.
 
-    An ``app.py`` that ends the worker (``os._exit``, a segfault, the memory
-    limit) or does not finish importing within ``import_timeout`` seconds is
-    a problem of ``app.py`` saying which. Raises :class:`PreflightUnavailable`
-    if no sandbox worker can be started at all.
+    The fork comes from a template with the web and database libraries imported
+    (:func:`_template_pool`) and exits after this one bundle, taking whatever the
+    import did with it. An ``app.py`` that ends it (``os._exit``, a segfault, the
+    memory limit) or does not finish importing within ``import_timeout`` seconds
+    (wall clock and CPU) is a problem of ``app.py`` saying which. Raises
+    :class:`PreflightUnavailable` if no sandbox can be started at all.
     """
     root = Path(path).resolve()
     timeout = import_timeout if import_timeout is not None else import_timeout_default()
-    proc, host_root = start_worker_process(
-        memory_limit, isolation=resolve(), name="awm-preflight", scratch_prefix="awm-preflight-"
+    pool = _template_pool()
+    # without bubblewrap the fork shares the host's /tmp: a folder of its own, removed here
+    scratch = None if pool.isolation.isolated else tempfile.mkdtemp(prefix="awm-preflight-")
+    bundle = ShippedBundle.pack(root)
+    limits = Limits(
+        cpu_s=timeout,
+        wall_s=timeout,
+        memory_bytes=memory_limit or 0,
+        open_files=1024,
+        processes=WORKER_PROCESSES,
     )
+    header = {
+        "root": scratch or _TEMPLATE_ROOT,
+        "key": bundle.key,
+        "host_path": str(root),
+        "names": bundle.names,
+    }
     try:
-        try:
-            ready = proc.recv(START_TIMEOUT_S)
-        except (wire.ChannelClosed, wire.ProtocolError):
-            ready = None
-        if ready is None or not ready[0].get("ready"):
-            raise PreflightUnavailable(
-                f"the sandbox worker that loads bundles did not start (it {proc.exit_reason(0.5)})"
-            )
-        bundle = ShippedBundle.pack(root)
-        try:
-            proc.send(*encode_request("ship", (bundle.key, str(root), bundle.names, bundle.data)))
-            shipped = proc.recv(SETUP_TIMEOUT_S)
-            if shipped is None or not shipped[0].get("ok"):
-                raise PreflightUnavailable(
-                    "the sandbox worker did not accept the bundle's files: "
-                    + (str(shipped[0].get("error")) if shipped else "no answer")
-                )
-            proc.send(*encode_request("describe", (bundle.key,)))
-            reply = proc.recv(timeout)
-        except (wire.ChannelClosed, wire.ProtocolError, OSError):
-            raise _problem(
-                root,
-                f"importing it ended the sandbox process that loaded it: it {proc.exit_reason()}",
-            ) from None
-        if reply is None:
+        reply_header, blobs = pool.run(header, [bundle.data], limits)
+    except SandboxStartError as exc:
+        raise PreflightUnavailable(f"the sandbox that loads bundles did not start: {exc}") from None
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    if reply_header.get("status") == "error":  # the fork gave no reply: how it ended
+        kind, message = reply_header.get("kind"), str(reply_header.get("message", ""))
+        if kind == "timeout":
             raise _problem(
                 root,
                 f"did not finish importing within {timeout:g} s (the import limit, "
                 f"{IMPORT_TIMEOUT_ENV}); an infinite loop or a blocking call at import time? "
                 "The sandbox process importing it was stopped",
             )
-    finally:
-        proc.kill()
-        if host_root is not None:
-            shutil.rmtree(host_root, ignore_errors=True)
-    header, blobs = reply
-    if not header.get("ok"):
-        problems = header.get("problems")
+        if kind == "memory":
+            raise _problem(root, f"importing it went past the memory limit: {message}")
+        raise _problem(root, f"importing it ended the sandbox process that loaded it: {message}")
+    if not reply_header.get("ok"):
+        problems = reply_header.get("problems")
         if isinstance(problems, list) and problems:
             raise BundleError(root, [BundleProblem(*map(str, p)) for p in problems])
-        raise _problem(root, str(header.get("error", "the bundle did not load")))
-    info: dict[str, Any] = header.get("value") or {}
+        raise _problem(root, str(reply_header.get("error", "the bundle did not load")))
+    info: dict[str, Any] = reply_header.get("value") or {}
     return BundleDescription(
         path=root,
         manifest=EnvironmentManifest.model_validate(info["manifest"]),

@@ -214,6 +214,59 @@ def _decode_args(header: dict[str, Any], blobs: list[bytes]) -> list[Any]:
     return [blobs[a["~blob"]] if isinstance(a, dict) and "~blob" in a else a for a in args]
 
 
+def respond(
+    state: WorkerState, shipped: _Shipped, header: dict[str, Any], blobs: list[bytes]
+) -> wire.Message:
+    """The reply to one request (``ship`` or any :meth:`WorkerState.handle` op); never raises.
+
+    A :class:`BundleError` keeps every problem (``problems``), for a host that lists them.
+    """
+    op = str(header.get("op", ""))
+    try:
+        args = _decode_args(header, blobs)
+        if op == "ship":
+            key, host_path, names = args[0], args[1], args[2]
+            shipped.write(str(key), str(host_path), names, args[3])
+            return _reply(shipped, True, None)
+        if op in ("create", "load", "describe"):
+            args[0] = shipped.path(str(args[0]))
+        try:
+            return _reply(shipped, True, state.handle(op, args))
+        except MemoryError:
+            raise
+        except BundleError as exc:
+            reply = _reply(shipped, False, exc)
+            reply[0]["problems"] = [
+                [p.file, p.field, shipped.to_host(p.message)] for p in exc.problems
+            ]
+            return reply
+        except Exception as exc:
+            return _reply(shipped, False, f"{type(exc).__name__}: {exc}")
+    except MemoryError:
+        return {"ok": False, "error": "the worker ran out of memory (memory limit reached)"}, []
+    except Exception as exc:  # a malformed request: answer, never die
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}, []
+
+
+def describe_job(header: dict[str, Any], blobs: list[bytes]) -> wire.Message:
+    """A fork-per-job entry (:mod:`awm_envs.sandbox.forkhost`): ship one bundle, describe it.
+
+    Why a job and not a worker: checking that an untrusted ``app.py`` imports is one
+    request, so a fork of a template that has FastAPI, SQLAlchemy and pydantic imported
+    already (:data:`~awm_envs.pool.workers.PRELOAD`) does it in a fraction of a fresh
+    interpreter's start, and takes whatever the import did with it when it exits.
+    ``header``: ``root`` (a folder of this sandbox to write the files in), ``key``,
+    ``host_path``, ``names``; ``blobs[0]``: the bundle's files (:class:`ShippedBundle`).
+    """
+    shipped = _Shipped(str(header["root"]))
+    key = str(header["key"])
+    ship = {"op": "ship", "args": [key, header["host_path"], header["names"], {"~blob": 0}]}
+    shipped_reply = respond(WorkerState(), shipped, ship, blobs[:1])
+    if not shipped_reply[0].get("ok"):
+        return shipped_reply
+    return respond(WorkerState(), shipped, {"op": "describe", "args": [key]}, [])
+
+
 def serve(fd: int, config: dict[str, Any]) -> None:
     """Entry point of a sandbox worker (see :mod:`awm_envs.sandbox.boot`): serve until the channel closes."""
     os.set_blocking(fd, True)
@@ -228,34 +281,7 @@ def serve(fd: int, config: dict[str, Any]) -> None:
         if msg is None:
             return
         header, blobs = msg
-        op = str(header.get("op", ""))
-        try:
-            args = _decode_args(header, blobs)
-            if op == "ship":
-                key, host_path, names = args[0], args[1], args[2]
-                shipped.write(str(key), str(host_path), names, args[3])
-                reply = _reply(shipped, True, None)
-            else:
-                if op in ("create", "load", "describe"):
-                    args[0] = shipped.path(str(args[0]))
-                try:
-                    reply = _reply(shipped, True, state.handle(op, args))
-                except MemoryError:
-                    raise
-                except BundleError as exc:  # every problem, for a host that lists them
-                    reply = _reply(shipped, False, exc)
-                    reply[0]["problems"] = [
-                        [p.file, p.field, shipped.to_host(p.message)] for p in exc.problems
-                    ]
-                except Exception as exc:
-                    reply = _reply(shipped, False, f"{type(exc).__name__}: {exc}")
-        except MemoryError:
-            reply = (
-                {"ok": False, "error": "the worker ran out of memory (memory limit reached)"},
-                [],
-            )
-        except Exception as exc:  # a malformed request: answer, never die
-            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}, []
+        reply = respond(state, shipped, header, blobs)
         try:
             wire.write_message(fd, *reply)
         except (wire.ChannelClosed, OSError):
@@ -272,4 +298,12 @@ def serve(fd: int, config: dict[str, Any]) -> None:
                 )
 
 
-__all__ = ["WorkerState", "answer", "result_from_wire", "result_to_wire", "serve"]
+__all__ = [
+    "WorkerState",
+    "answer",
+    "describe_job",
+    "respond",
+    "result_from_wire",
+    "result_to_wire",
+    "serve",
+]
