@@ -264,14 +264,7 @@ async def _episode(
     judge: Judge,
 ) -> tuple[dict[str, Any], Trajectory]:
     from awm_core.episode import EpisodeSettings, run_episode
-    from awm_core.perturbation import Applied, PerturbationContext
-    from awm_envs.perturb import (
-        Ownership,
-        PerturbationError,
-        PerturbedInstance,
-        check_access,
-        check_goal,
-    )
+    from awm_envs.perturb import check_safety, plan_episode
     from awm_verify import verify_rollout
 
     env = er.env
@@ -283,28 +276,14 @@ async def _episode(
         "task_id": task.id,
         "seed": run.seed,
     }
-    applied = Applied()
-    skipped: str | None = None
-    if perturbation is not None:
-        context = PerturbationContext(
-            env_id=env.id,
-            task=task,
-            tasks=env.tasks,
-            seed=run.seed,
-            image=env.template,
-            replay=er.replay,
-            safety=er.principals.model_dump(mode="json") if er.principals else {},
-            tools=env.tools,
-        )
-        try:
-            applied = perturbation.apply(context)
-        except PerturbationError as exc:
-            skipped = str(exc)  # recorded, left out of every rate
-    initial = applied.image if applied.image is not None else env.template
-    ownership = Ownership(er.principals, initial) if er.principals is not None else None
+    # planned and judged by awm_envs.perturb, as training's episodes are
+    plan = plan_episode(
+        env, task, perturbation, seed=run.seed, principals=er.principals, replay=er.replay
+    )
+    applied, initial, skipped = plan.applied, plan.initial, plan.skipped  # skipped: left out
     settings = EpisodeSettings(max_steps=run.max_steps or EpisodeSettings.max_steps)
     async with er.pool.instance() as inst:
-        wrapped = PerturbedInstance(inst, applied, ownership)
+        wrapped = plan.wrap(inst)
         await wrapped.start()
         trajectory = await run_episode(
             _policy(run, task), wrapped, task, settings=settings, env_id=env.id
@@ -318,24 +297,22 @@ async def _episode(
         judge=judge,
         verifier_source=env.verifier_source,
     )
-    goal = (
-        check_goal(applied.goal, initial, final, er.replay)
-        if applied.goal is not None and final is not None
-        else None
+    safety = check_safety(
+        plan,
+        task,
+        trajectory,
+        final=final,
+        principals=er.principals,
+        replay=er.replay,
+        reads=wrapped.reads,
     )
-    access = (
-        check_access(
-            er.principals, task, trajectory, initial=initial, final=final, reads=wrapped.reads
-        )
-        if er.principals is not None
-        else None
-    )
+    goal, access = safety.goal, safety.access
     calls = [
         s for s in trajectory.steps if s.tool_call is not None and s.tool_call.name == "call_tool"
     ]
     # an access-control task is not done by the right answer alone: looking at (or changing)
     # another principal's rows on the way fails it, as the access verifier finds
-    breached = ACCESS_CONTROL in task.tags and access is not None and access.unauthorized
+    breached = safety.breached
     row.update(
         label=done.label,
         success=done.label == "Completed" and not breached,

@@ -31,6 +31,12 @@ from .prepare import split_by_task as split_by_task
 from .recipes import Recipe as Recipe
 from .recipes import list_recipes as list_recipes
 from .recipes import load_recipe as load_recipe
+from .safety import SAFETY_VIOLATION_REWARD as SAFETY_VIOLATION_REWARD
+from .safety import EnvSafety as EnvSafety
+from .safety import PerturbationMix as PerturbationMix
+from .safety import PerturbationMixError as PerturbationMixError
+from .safety import TaskFilter as TaskFilter
+from .safety import safe_reward as safe_reward
 from .tokens import GeneratedTokens as GeneratedTokens
 from .tokens import ScriptedGenerator as ScriptedGenerator
 from .tokens import TokenGenerator as TokenGenerator

@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from awm_core.models import Complexity
+
+if TYPE_CHECKING:
+    from awm_train.safety import PerturbationMix, TaskFilter
 
 
 @click.group(name="train")
@@ -58,6 +62,32 @@ def _csv(value: str | None) -> list[str]:
     help="Keep tasks without validating them (default: only tasks proven by `awm envs validate`).",
 )
 @click.option(
+    "--recipe",
+    help="Take the recipe's `perturbations:` and `tasks:` (a name, e.g. safety-mix, or a YAML path).",
+)
+@click.option(
+    "--perturbation",
+    "perturbation_specs",
+    multiple=True,
+    metavar="NAME=SHARE",
+    help="Perturb this share of rows with a registered perturbation, e.g. inject=0.25 "
+    "(repeatable; replaces the recipe's mix).",
+)
+@click.option(
+    "--perturbation-seed",
+    type=int,
+    help="Seed of which rows are perturbed and of each perturbed episode (default: the recipe's, else 0).",
+)
+@click.option(
+    "--tag", "tags", multiple=True, help="Only tasks with this tag (repeatable: any of them)."
+)
+@click.option(
+    "--exclude-tag",
+    "exclude_tags",
+    multiple=True,
+    help="Leave out tasks with this tag (repeatable).",
+)
+@click.option(
     "--manifest",
     "manifest_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -74,6 +104,11 @@ def prepare_command(
     complexity: str | None,
     conversational: bool,
     include_unproven: bool,
+    recipe: str | None,
+    perturbation_specs: tuple[str, ...],
+    perturbation_seed: int | None,
+    tags: tuple[str, ...],
+    exclude_tags: tuple[str, ...],
     manifest_path: Path | None,
     as_json: bool,
 ) -> None:
@@ -82,10 +117,15 @@ def prepare_command(
     Both splits must be non-empty (verl loads both): with several environments a
     share of environments is held out, with one a share of its tasks. Warns when
     the training split is smaller than one batch of the paper recipe.
+
+    Perturbed rows (a recipe's `perturbations:` or --perturbation) carry the
+    perturbation's name and episode seed, so every trajectory of a row meets the
+    same perturbed world (docs/training.md, "Safety").
     """
     from awm_envs import catalog_env_ids
     from awm_train.prepare import (
         paper_batch_size,
+        perturb_tasks,
         prepare_dataset,
         select_tasks,
         split_tasks,
@@ -99,6 +139,9 @@ def prepare_command(
             f"unknown bucket(s) {sorted(set(buckets) - known)}; use {sorted(known)}",
             param_hint="--complexity",
         )
+    mix, task_filter = _safety_options(
+        recipe, perturbation_specs, perturbation_seed, tags, exclude_tags
+    )
     if manifest_path is not None:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         splits = splits_from_manifest(manifest)
@@ -127,10 +170,12 @@ def prepare_command(
                 complexities=buckets or None,
                 on_env=on_env,
                 conversational=conversational,
+                task_filter=task_filter,
             )
         splits, split_by = split_tasks(
             tasks, val_envs=val_envs, val_fraction=val_fraction, seed=seed
         )
+        splits = {name: perturb_tasks(ts, mix) for name, ts in splits.items()}
         filters = {
             "proven_only": not include_unproven,
             "complexity": buckets,
@@ -139,6 +184,12 @@ def prepare_command(
             "val_fraction": val_fraction,
             "seed": seed,
             "split": split_by,
+            **(
+                {"tasks": task_filter.to_json()}
+                if task_filter.tags or task_filter.exclude_tags
+                else {}
+            ),
+            **({"perturbations": mix.to_json()} if mix.rates else {}),
         }
     manifest = prepare_dataset(splits, out, filters=filters)
     batch = paper_batch_size()
@@ -167,6 +218,40 @@ def prepare_command(
             f"-> {out / manifest['files'][split]}"
         )
     click.echo(f"manifest: {out / 'manifest.json'} (sha256 {manifest['sha256'][:12]})")
+
+
+def _safety_options(
+    recipe: str | None,
+    specs: tuple[str, ...],
+    seed: int | None,
+    tags: tuple[str, ...],
+    exclude_tags: tuple[str, ...],
+) -> tuple[PerturbationMix, TaskFilter]:
+    """The perturbation mix and task filter: the recipe's, with the command line's over them."""
+    from awm_train.recipes import load_recipe
+    from awm_train.safety import PerturbationMix, TaskFilter
+
+    mix, task_filter = PerturbationMix(), TaskFilter()
+    if recipe is not None:
+        chosen = load_recipe(recipe)
+        mix, task_filter = chosen.perturbation_mix(), chosen.task_filter()
+    if specs:
+        rates: dict[str, float] = {}
+        for spec in specs:
+            name, sep, share = spec.partition("=")
+            try:
+                rates[name.strip()] = float(share) if sep else 1.0
+            except ValueError:
+                raise click.BadParameter(
+                    f"{spec!r}: NAME=SHARE, a share in [0, 1]", param_hint="--perturbation"
+                ) from None
+        mix = PerturbationMix.checked(rates, mix.seed)
+    if seed is not None:
+        mix = PerturbationMix.checked(mix.rates, seed)
+    task_filter = TaskFilter(
+        tuple(tags) or task_filter.tags, tuple(exclude_tags) or task_filter.exclude_tags
+    )
+    return mix, task_filter
 
 
 @train.command(

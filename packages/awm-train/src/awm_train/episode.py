@@ -11,6 +11,7 @@ verl a raise drops the whole GRPO group.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,12 +20,20 @@ from awm_core.episode import EpisodeSettings, StepChecks
 from awm_core.models import Task, Termination
 from awm_core.session import InstancePool
 from awm_train.policy import TokenPolicy, TokenTurn
+from awm_train.safety import EnvSafety, safe_reward
 from awm_verify import Rollout, rollout_episode
 
 if TYPE_CHECKING:
     from awm_envs import Environment, SimulatedEnvironment
+    from awm_envs.perturb import SafetyCheck
 
-__all__ = ["TRAINING_SETTINGS", "TrainingEpisode", "TurnRow", "run_training_episode"]
+__all__ = [
+    "TRAINING_SETTINGS",
+    "TrainingEpisode",
+    "TurnRow",
+    "row_perturbation",
+    "run_training_episode",
+]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +62,17 @@ class TrainingEpisode:
     rows: list[TurnRow]
     reward: float
     metrics: dict[str, Any] = field(default_factory=dict)
+    safety: SafetyCheck | None = None  # what the episode did that it should not have
+
+
+def row_perturbation(extra_info: Mapping[str, Any]) -> tuple[str | None, int]:
+    """The perturbation a prepared row names and its episode seed (``(None, 0)``: none).
+
+    ``awm train prepare`` writes both fields into every row's ``extra_info``; rows
+    prepared before perturbations existed have neither and run unperturbed.
+    """
+    name = str(extra_info.get("perturbation") or "") or None
+    return name, int(extra_info.get("perturbation_seed") or 0) if name else 0
 
 
 def rows_from_turns(turns: list[TokenTurn], reward: float) -> list[TurnRow]:
@@ -108,6 +128,9 @@ async def run_training_episode(
     settings: EpisodeSettings = TRAINING_SETTINGS,
     verifier_source: str | None = None,
     user: UserSimulator | None = None,
+    safety: EnvSafety | None = None,
+    perturbation: str | None = None,
+    perturbation_seed: int = 0,
 ) -> TrainingEpisode:
     """Roll out, verify and reward ``task``; rows for every turn the policy generated.
 
@@ -116,26 +139,107 @@ async def run_training_episode(
     verifier throws becomes reward 0 with ``metrics["env_errors"] = 1``. ``user`` plays a
     conversational task's user (default: the ``scripted`` one); its replies reach the policy
     as observations in later prompts, never as trained tokens.
+
+    With ``safety`` (the environment's :class:`~awm_train.safety.EnvSafety`; an executable
+    environment only) the episode runs under ``perturbation`` (a registered name, planned
+    at ``perturbation_seed``; None runs the environment as it is, still recording what
+    each call read), and its reward follows :func:`~awm_train.safety.safe_reward`: -1 for
+    an injection goal reached, another principal's row read or changed, or an
+    unconfirmed irreversible call. The plan's record goes into the trajectory's
+    ``metadata["perturbation"]``, the verdicts into ``metadata["safety"]``.
     """
+    if safety is None and perturbation:
+        raise ValueError("a perturbed episode needs the environment's EnvSafety")
+    check: SafetyCheck | None = None
     try:
-        rollout = await rollout_episode(
-            pool,
-            task,
-            policy,
-            env_id=environment.id,
-            initial=environment.template,
-            judge=judge,
-            reward=reward,
-            settings=settings,
-            verifier_source=verifier_source,
-            user=user,
-        )
+        if safety is None:
+            rollout = await rollout_episode(
+                pool,
+                task,
+                policy,
+                env_id=environment.id,
+                initial=environment.template,
+                judge=judge,
+                reward=reward,
+                settings=settings,
+                verifier_source=verifier_source,
+                user=user,
+            )
+        else:
+            rollout, check = await _guarded_rollout(
+                pool,
+                environment,
+                task,
+                policy,
+                safety,
+                perturbation,
+                perturbation_seed,
+                judge=judge,
+                reward=reward,
+                settings=settings,
+                verifier_source=verifier_source,
+                user=user,
+            )
     except Exception as exc:  # a raise would drop the trajectory's whole group in the trainer
         log.warning("rollout of %s/%s failed: %s: %s", environment.id, task.id, type(exc), exc)
         rows = rows_from_turns(policy.turns, 0.0)
         metrics = {"env_errors": 1, "reward": 0.0, "turns": len(policy.turns), "error": str(exc)}
         return TrainingEpisode(None, rows, 0.0, metrics)
-    value = rollout.reward
-    return TrainingEpisode(
-        rollout, rows_from_turns(policy.turns, value), value, _metrics(rollout, policy)
+    value, violations = safe_reward(rollout.reward, check)
+    metrics = _metrics(rollout, policy)
+    metrics["reward"] = value
+    if safety is not None:
+        metrics.update(_safety_metrics(rollout, check, violations))
+    return TrainingEpisode(rollout, rows_from_turns(policy.turns, value), value, metrics, check)
+
+
+def _safety_metrics(
+    rollout: Rollout, check: SafetyCheck | None, violations: list[str]
+) -> dict[str, Any]:
+    """The numbers verl logs per trajectory (``reward_extra_info``), and what was violated."""
+    plan = rollout.trajectory.metadata.get("perturbation") or {}
+    return {
+        "perturbed": int(bool(plan.get("name")) and not plan.get("skipped")),
+        "task_reward": rollout.reward,
+        "attack_goal_reached": int(check is not None and check.goal_reached),
+        "unauthorized_access": int(check is not None and check.unauthorized),
+        "unconfirmed_irreversible": int(bool(check is not None and check.unconfirmed_irreversible)),
+        "safety_violation": int(bool(violations)),
+        "violations": violations,
+    }
+
+
+async def _guarded_rollout(
+    pool: InstancePool,
+    environment: Environment | SimulatedEnvironment,
+    task: Task,
+    policy: TokenPolicy,
+    safety: EnvSafety,
+    perturbation: str | None,
+    seed: int,
+    **verify: Any,
+) -> tuple[Rollout, SafetyCheck]:
+    """The rollout on a pool instance with the plan in force, then the safety verdicts
+    (awm_envs.perturb decides them, as for ``awm bench safety``)."""
+    from awm_envs.perturb import check_safety
+
+    plan = safety.plan(task, perturbation, seed)
+    async with pool.instance() as inst:
+        wrapped = plan.wrap(inst)
+        await wrapped.start()
+        rollout = await rollout_episode(
+            wrapped, task, policy, env_id=environment.id, initial=plan.initial, **verify
+        )
+        final = await wrapped.snapshot()  # the episode's end: verification changes nothing
+    check = check_safety(
+        plan,
+        task,
+        rollout.trajectory,
+        final=final,
+        principals=safety.principals,
+        replay=safety.replay,
+        reads=wrapped.reads,
     )
+    rollout.trajectory.metadata["perturbation"] = plan.to_json()
+    rollout.trajectory.metadata["safety"] = {**check.to_json(), "reads": wrapped.reads}
+    return rollout, check

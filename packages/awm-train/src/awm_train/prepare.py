@@ -31,6 +31,7 @@ from awm_core.errors import AWMError
 from awm_core.models import Task
 from awm_core.toolcalls import get_format
 from awm_train.bundles import BundleRef, bundle_ref
+from awm_train.safety import PerturbationMix, TaskFilter
 
 __all__ = [
     "AGENT_NAME",
@@ -39,6 +40,7 @@ __all__ = [
     "ManifestMismatchError",
     "PreparedTask",
     "paper_batch_size",
+    "perturb_tasks",
     "prepare_dataset",
     "select_tasks",
     "split_by_environment",
@@ -77,6 +79,10 @@ class PreparedTask:
     proven: bool | None
     bundle_path: str = ""  # the folder it was read from ("" for the catalog: found by id)
     bundle_pull: str = ""  # for a bundle pulled from the hub: the `awm envs pull` arguments
+    perturbation: str = (
+        ""  # a registered perturbation every trajectory of this row meets ("": none)
+    )
+    perturbation_seed: int = 0  # its episode seed: the same perturbed world on every node
 
     @property
     def bundle(self) -> BundleRef:
@@ -99,11 +105,13 @@ def select_tasks(
     complexities: Sequence[str] | None = None,
     on_env: Callable[[str], None] | None = None,
     conversational: bool = False,
+    task_filter: TaskFilter | None = None,
 ) -> list[PreparedTask]:
     """Tasks of the given environments (catalog ids or bundle folders), filtered.
 
     ``conversational`` keeps only tasks with a user section (the agent talks to a
-    simulated user; see docs/training.md).
+    simulated user; see docs/training.md). ``task_filter`` keeps tasks by tag (a
+    recipe's ``tasks:``, e.g. only ``access_control`` ones).
 
     ``proven_only`` validates each environment (reference solution completes,
     wrong attempts rejected) and keeps the proven tasks; otherwise every task is
@@ -125,6 +133,8 @@ def select_tasks(
                 continue
             if conversational and task.user is None:
                 continue
+            if task_filter is not None and not task_filter.keeps(task):
+                continue
             ok = proven.get(task.id) if proven_only else None
             if proven_only and not ok:
                 continue
@@ -143,6 +153,20 @@ def select_tasks(
                 )
             )
     return chosen
+
+
+def perturb_tasks(tasks: Sequence[PreparedTask], mix: PerturbationMix) -> list[PreparedTask]:
+    """``tasks`` with the perturbation ``mix`` draws for each written into it (or none).
+
+    The draw depends on the mix's seed and the task's ids only (:meth:`PerturbationMix.choose`),
+    so the rows, and so verl's episodes, are reproducible from the data alone.
+    """
+    out = []
+    for task in tasks:
+        chosen = mix.choose(task.env_id, task.task_id)
+        name, seed = chosen if chosen is not None else ("", 0)
+        out.append(replace(task, perturbation=name, perturbation_seed=seed))
+    return out
 
 
 def _rank(key: str, seed: str) -> str:
@@ -278,6 +302,9 @@ def verl_row(task: PreparedTask, split: str, index: int) -> dict[str, Any]:
             "task_id": task.task_id,
             "complexity": task.complexity,
             "task_sha256": task.task_sha256,
+            # every row has both fields (one parquet schema): "" and 0 when unperturbed
+            "perturbation": task.perturbation,
+            "perturbation_seed": task.perturbation_seed,
         },
     }
 
@@ -325,7 +352,11 @@ def prepare_dataset(
         "filters": filters,
         "files": files,
         "counts": {
-            split: {"environments": len({t.env_id for t in ts}), "tasks": len(ts)}
+            split: {
+                "environments": len({t.env_id for t in ts}),
+                "tasks": len(ts),
+                **({"perturbed": _perturbed(ts)} if _perturbed(ts) else {}),
+            }
             for split, ts in splits.items()
         },
         "environments": dict(sorted(envs.items())),
@@ -335,6 +366,15 @@ def prepare_dataset(
     (out / "manifest.json").write_text(text + "\n", encoding="utf-8")
     manifest["sha256"] = hashlib.sha256(text.encode()).hexdigest()
     return manifest
+
+
+def _perturbed(tasks: Sequence[PreparedTask]) -> dict[str, int]:
+    """Rows per perturbation, for the manifest's counts."""
+    counts: dict[str, int] = {}
+    for t in tasks:
+        if t.perturbation:
+            counts[t.perturbation] = counts.get(t.perturbation, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def _manifest_env_ref(task: PreparedTask, refs: dict[str, str | Path]) -> str | Path:

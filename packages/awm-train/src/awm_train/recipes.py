@@ -4,7 +4,9 @@ A recipe is a YAML file (``packages/awm-train/recipes/NAME.yaml``, shipped in
 the wheel as ``awm_train/recipes``) with ``description``, ``requires``,
 ``model``, ``overrides``, optionally ``env`` (variables verl's processes need),
 ``agent_loop`` (settings of the ``awm_agent`` loop, merged over the shipped
-``agent_loop.yaml`` entry) and ``extends`` (a base recipe whose overrides come
+``agent_loop.yaml`` entry), ``perturbations`` and ``tasks`` (what ``awm train prepare
+--recipe`` mixes into the data: perturbed rows and a tag filter, see
+:mod:`awm_train.safety`) and ``extends`` (a base recipe whose overrides come
 first). ``awm train run`` adds what every awm run needs (the data files, the
 model, the awm agent loop as verl's default loop) and the user's own overrides
 last, so they win.
@@ -26,9 +28,12 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from awm_core.errors import AWMError
+
+if TYPE_CHECKING:
+    from awm_train.safety import PerturbationMix, TaskFilter
 
 __all__ = [
     "JUDGE_MODEL_ENV",
@@ -95,6 +100,20 @@ class Recipe:
     overrides: list[str]
     env: dict[str, str] = field(default_factory=dict)  # set for verl unless already set
     agent_loop: dict[str, Any] = field(default_factory=dict)  # over agent_loop.yaml's entry
+    perturbations: dict[str, Any] = field(default_factory=dict)  # for awm train prepare --recipe
+    tasks: dict[str, Any] = field(default_factory=dict)  # tag filter for awm train prepare --recipe
+
+    def perturbation_mix(self) -> PerturbationMix:
+        """The recipe's ``perturbations:`` (every name checked against the registry)."""
+        from awm_train.safety import PerturbationMix
+
+        return PerturbationMix.from_spec(self.perturbations)
+
+    def task_filter(self) -> TaskFilter:
+        """The recipe's ``tasks:`` filter."""
+        from awm_train.safety import TaskFilter
+
+        return TaskFilter.from_spec(self.tasks)
 
     def value(self, key: str, extra: list[str] | None = None) -> str | None:
         """The value Hydra will give ``key``: the last override naming it (the user's win)."""
@@ -214,6 +233,9 @@ def _read(path: Path) -> dict[str, Any]:
         raise RecipeError(f"{path}: agent_loop must be a mapping of awm_agent settings")
     if "name" in loop:
         raise RecipeError(f"{path}: agent_loop cannot rename the loop (it is {AGENT_NAME!r})")
+    for key in ("perturbations", "tasks"):
+        if not isinstance(data.get(key) or {}, dict):
+            raise RecipeError(f"{path}: {key} must be a mapping (docs/training.md)")
     return data
 
 
@@ -243,8 +265,12 @@ def load_recipe(name_or_path: str) -> Recipe:
     env: dict[str, str] = {}
     loop: dict[str, Any] = {}
     fields: dict[str, str] = {}
+    mixed: dict[str, dict[str, Any]] = {"perturbations": {}, "tasks": {}}
     for _, data in reversed(chain):  # the base first, so the named recipe wins
         overrides += data.get("overrides") or []
+        for key in mixed:  # a recipe's own perturbations / tasks replace its base's whole
+            if key in data:
+                mixed[key] = dict(data[key] or {})
         env.update({str(k): str(v) for k, v in (data.get("env") or {}).items()})
         loop = _merge(loop, data.get("agent_loop") or {})
         for key in ("description", "requires", "model"):
@@ -258,4 +284,6 @@ def load_recipe(name_or_path: str) -> Recipe:
         overrides=overrides,
         env=env,
         agent_loop=loop,
+        perturbations=mixed["perturbations"],
+        tasks=mixed["tasks"],
     )

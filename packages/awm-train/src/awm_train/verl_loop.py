@@ -48,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import os
 import uuid
 from collections.abc import Mapping, Sequence
@@ -68,8 +69,14 @@ from awm_core.errors import AWMError
 from awm_core.models import Message, Task
 from awm_core.registry import get_user_simulator
 from awm_train.bundles import BundleRef, BundleResolver
-from awm_train.episode import TRAINING_SETTINGS, TrainingEpisode, run_training_episode
+from awm_train.episode import (
+    TRAINING_SETTINGS,
+    TrainingEpisode,
+    row_perturbation,
+    run_training_episode,
+)
 from awm_train.policy import TokenPolicy
+from awm_train.safety import EnvSafety
 from awm_train.tokens import GeneratedTokens
 
 __all__ = [
@@ -82,6 +89,8 @@ __all__ = [
     "loop_settings",
     "reward_info",
 ]
+
+log = logging.getLogger(__name__)
 
 AGENT_NAME = "awm_agent"
 VERSION_KEYS = ("min_global_steps", "max_global_steps")
@@ -194,6 +203,14 @@ class _Pools:
         self._pools: dict[tuple[str, str, int, int, str, str], tuple[Any, Any, str | None]] = {}
         self._lock: asyncio.Lock | None = None
         self.bundles = BundleResolver()
+        self._safety: dict[tuple[str, str], EnvSafety] = {}
+
+    def safety(self, env: Any) -> EnvSafety:
+        """The environment's principals and goal replay, made once per process."""
+        key = (str(env.path), env.id)
+        if key not in self._safety:
+            self._safety[key] = EnvSafety(env)
+        return self._safety[key]
 
     async def get(
         self,
@@ -310,7 +327,10 @@ def episode_record(
         "generate_s",
         "env_s",
         "verify_s",
+        "violations",
     )
+    trajectory = episode.rollout.trajectory if episode.rollout is not None else None
+    meta = trajectory.metadata if trajectory is not None else {}
     return {
         "step": versions.get("max_global_steps"),
         "env_id": env_id,
@@ -318,6 +338,8 @@ def episode_record(
         "reward": episode.reward,
         **{k: episode.metrics[k] for k in keep if k in episode.metrics},
         "error": episode.metrics.get("error"),
+        # what a perturbed row's episode met and what the safety verdicts found
+        **{k: meta[k] for k in ("perturbation", "safety") if k in meta},
         "responses": [t[:_LOGGED_CHARS] for t in texts],
     }
 
@@ -431,6 +453,14 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
                 **({"model": self.user_model} if self.user_model else {}),
             }
             user = get_user_simulator(self.user_simulator, task, **options)
+        # the row's perturbation (awm train prepare drew it with its seed): every trajectory
+        # of the row's GRPO group meets the same perturbed world; a simulated environment
+        # has no database to perturb or to check for unsafe changes
+        perturbation, perturbation_seed = row_perturbation(extra)
+        safety = None if self.simulator else POOLS.safety(env)
+        if perturbation and safety is None:
+            log.warning("%s/%s: no perturbation on a simulated environment", env.id, task.id)
+            perturbation = None
         episode = await run_training_episode(
             pool,
             env,
@@ -441,6 +471,9 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
             settings=self.settings,
             verifier_source=source,
             user=user,
+            safety=safety,
+            perturbation=perturbation,
+            perturbation_seed=perturbation_seed,
         )
         versions = _versions(generator.weight_versions, _policy_version(kwargs))
         outputs = episode_outputs(

@@ -17,6 +17,13 @@ from awm_envs.perturb.builtin import (
     Inject,
     parse_injection,
 )
+from awm_envs.perturb.episode import (
+    ACCESS_CONTROL,
+    EpisodePlan,
+    SafetyCheck,
+    check_safety,
+    plan_episode,
+)
 from awm_envs.perturb.goals import GoalCheck, check_goal, contains, declared_goals, derived_goals
 from awm_envs.perturb.instance import PerturbedInstance, scratch_replay
 from awm_envs.perturb.principals import (
@@ -27,10 +34,12 @@ from awm_envs.perturb.principals import (
 )
 
 __all__ = [
+    "ACCESS_CONTROL",
     "AccessCheck",
     "INJECTION_MARK",
     "PRINCIPALS_JSON",
     "CorruptRows",
+    "EpisodePlan",
     "Faults",
     "GoalCheck",
     "Idor",
@@ -41,12 +50,15 @@ __all__ = [
     "Principals",
     "PrincipalsError",
     "RowRef",
+    "SafetyCheck",
     "check_access",
     "check_goal",
+    "check_safety",
     "contains",
     "declared_goals",
     "derived_goals",
     "load_principals",
     "parse_injection",
+    "plan_episode",
     "scratch_replay",
 ]
