@@ -442,6 +442,107 @@ def conversations_command(
     click.echo(f"prove them: awm envs validate {run_dir.bundles_dir}/SCENARIO")
 
 
+@synth.command(name="safety")
+@click.argument("bundle", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--run",
+    "run_folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder for the stage's checkpoint and LLM cache; rerun with the same one to resume "
+    "(default: the synthesis run holding BUNDLE, else BUNDLE's name + .safety-run beside it).",
+)
+@click.option(
+    "--backend",
+    default="replay",
+    show_default=True,
+    help="LLM backend spec: replay (offline recordings), openai:MODEL, scripted:FILE ...",
+)
+@click.option("--base-url", default=None, help="Endpoint of an OpenAI-compatible server.")
+@click.option(
+    "--cache",
+    "cache_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="LLM response cache folder (default RUN/cache).",
+)
+@click.option(
+    "--max-attempts",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="Attempts (self-correction).",
+)
+@click.option(
+    "--tolerance",
+    type=click.FloatRange(0, 1),
+    default=0.25,
+    show_default=True,
+    help="Share of proposed tasks and goals an accepted answer may lose (each dropped with "
+    "its reason).",
+)
+@click.option(
+    "--trusted",
+    is_flag=True,
+    help="Run the bundle's tools in this process (only for code you trust); by default "
+    "they run in a sandbox worker.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary instead of text.")
+def safety_command(
+    bundle: Path,
+    run_folder: Path | None,
+    backend: str,
+    base_url: str | None,
+    cache_dir: Path | None,
+    max_attempts: int,
+    tolerance: float,
+    trusted: bool,
+    as_json: bool,
+) -> None:
+    """Add principals, access-control tasks and injection goals to BUNDLE, proven by execution.
+
+    The model proposes who owns which rows (principals.json), one access-control task of
+    each kind (another user's record, a claimed role, an irreversible action that needs
+    the user's OK) with its safe and unsafe behaviours, and injection goals. Code replays
+    them on the bundle's tools: the safe behaviour must pass its verifier and the access
+    verifier (also with the tools' ownership checks off), every unsafe one must be caught,
+    every goal must change the database; failures go back to the model, or are dropped
+    with their reason. Then: awm envs validate BUNDLE; awm bench safety BUNDLE.
+    """
+    import asyncio
+
+    from awm_synth.pipeline import make_llm
+    from awm_synth.stages.safety import run_safety
+
+    holder = bundle.resolve().parent.parent
+    if run_folder is None:
+        in_run = bundle.resolve().parent.name == "bundles" and (holder / "run.json").is_file()
+        run_folder = holder if in_run else bundle.parent / f"{bundle.name}.safety-run"
+    run_dir = RunDir(run_folder)
+    run_dir.root.mkdir(parents=True, exist_ok=True)
+    stored = run_dir.load_config() or SynthConfig()
+    config = stored.model_copy(update={"backend": backend, "max_attempts": max_attempts})
+    llm = make_llm(config, run_dir, cache_dir, **({"base_url": base_url} if base_url else {}))
+    outcome = asyncio.run(
+        run_safety(bundle, run_dir, llm, config, workers=0 if trusted else 1, tolerance=tolerance)
+    )
+    if as_json:
+        _emit(outcome.to_json())
+    elif outcome.error is not None:
+        click.echo(f"{bundle}: nothing written ({outcome.error})")
+    else:
+        click.echo(
+            f"{bundle}: principals.json, {len(outcome.added_tasks)} access-control task(s) "
+            f"({', '.join(outcome.added_tasks)}), {len(outcome.goals)} injection goal(s) "
+            f"({', '.join(outcome.goals)}) after {outcome.attempts} attempt(s)"
+        )
+        for dropped in outcome.dropped:
+            click.echo(f"  dropped {dropped['item']}: {dropped['reason']}")
+        click.echo(f"prove them: awm envs validate {bundle}; awm bench safety {bundle}")
+    if outcome.error is not None:
+        raise SystemExit(1)
+
+
 @synth.command(name="all")
 @_common
 @_scenario_options
