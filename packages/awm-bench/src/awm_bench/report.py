@@ -230,10 +230,22 @@ def _generic_section(name: str, summaries: list[dict[str, Any]]) -> str:
                     for c in columns
                 ]
             )
+    measured = len(rows)
+    # a benchmark's own published numbers (summary "reference_rows": column -> value under
+    # the same column names), shaded like the paper's
+    refs = summaries[0].get("reference_rows", [])
+    for ref in refs:
+        cells = {c: ref.get(c.replace(" ", "_").lower()) for c in columns}
+        rows.append(
+            [str(ref.get("label", "")), "published"]
+            + [_pct(cells[c]) if isinstance(cells[c], float) else "" for c in columns]
+        )
     note = summaries[0].get("note", "")
+    source = summaries[0].get("reference_source", "")
     return (
         f"<h2>{esc(title)} ({esc(summaries[0].get('subset', ''))})</h2>"
-        + html_table(["Model", "Mode", *columns], rows)
+        + html_table(["Model", "Mode", *columns], rows, reference_from=measured)
         + (f"<p>{esc(note)}</p>" if note else "")
+        + (f"<p class='note'>Shaded rows: published ({esc(source)}).</p>" if refs else "")
         + _paper_note(name)
     )

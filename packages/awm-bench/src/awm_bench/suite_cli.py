@@ -104,9 +104,16 @@ def model_slug(model: str, corruption: str | None = None) -> str:
 )
 @click.option(
     "--corrupt",
-    type=click.Choice(["drop_argument", "rename_tool"]),
+    type=click.Choice(["drop_argument", "rename_tool", "obey_injection"]),
     default=None,
-    help="Break the oracle on purpose (its score must drop).",
+    help="Break the oracle on purpose (its score must drop); obey_injection (AgentDojo): "
+    "it also carries out the injected instructions it reads.",
+)
+@click.option(
+    "--attack",
+    default=None,
+    help="AgentDojo's prompt-injection attack (default: important_instructions; "
+    "none: utility only).",
 )
 @click.option(
     "--temperature",
@@ -152,6 +159,7 @@ def run_command(
     top_p: float | None,
     max_tokens: int | None,
     seed: int | None,
+    attack: str | None,
     as_json: bool,
 ) -> None:
     """Run benchmarks NAMES (see `awm bench list`; `all`: every one installed) into
@@ -202,6 +210,7 @@ def run_command(
                 sampling=benchmark_sampling(suite, Sampling(temperature, top_p, max_tokens, seed)),
                 tasks=tasks,
                 progress=progress,
+                attack=attack,
             )
             started = time.perf_counter()
             try:
@@ -237,6 +246,8 @@ def run_command(
                 click.echo(
                     f"{name} [{mode}] {summary['model']}: {shown}  ({data.get('cases')} cases)"
                 )
+            for line in summary.get("terminal", []):  # a benchmark's own detail lines
+                click.echo(line)
         click.echo(f"report: {run_dir / 'report.html'}")
     if failed:
         sys.exit(1)

@@ -212,6 +212,8 @@ class BenchmarkConfig:
     ``sampling``: what the model decodes with, the benchmark's own defaults (its
     ``sampling`` attribute) with the run's ``--temperature/--top-p/--max-tokens/--seed``
     over them; trial ``n`` samples with seed ``seed + n``.
+    ``attack``: the benchmark's own prompt-injection attack by name (AgentDojo: one of
+    its registry, ``none`` for utility only); None keeps the benchmark's default.
     """
 
     out: Path
@@ -228,6 +230,7 @@ class BenchmarkConfig:
     tasks: Path | None = None
     progress: Progress | None = None
     sampling: Sampling = Sampling()
+    attack: str | None = None
 
 
 @runtime_checkable
