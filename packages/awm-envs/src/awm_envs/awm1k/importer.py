@@ -54,7 +54,7 @@ def _import_one(sc: OfficialScenario, out: Path, reference: datetime) -> ImportR
     renamed into place, so a run killed at any point leaves every finished bundle with
     its full result, and a rerun reports it exactly as the first run would have.
     """
-    from awm_envs.bundle.loader import load_bundle
+    from awm_envs.bundle.loader import load_bundle, unload_bundle
     from awm_envs.errors import BundleError
 
     final = out / sc.name
@@ -86,6 +86,8 @@ def _import_one(sc: OfficialScenario, out: Path, reference: datetime) -> ImportR
     result = ImportResult(
         sc.name, "imported", str(final), len(bundle.tools), len(bundle.tasks), notes, counts
     )
+    unload_bundle(bundle)  # a worker imports hundreds of apps: keep none of them
+    del bundle
     _write_atomic(_done_record(out, sc.name), json.dumps(asdict(result)))
     try:
         os.replace(tmp, final)  # atomic: a bundle folder is either complete or absent

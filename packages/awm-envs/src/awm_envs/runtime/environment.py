@@ -202,5 +202,30 @@ def load_environment(ref: str | Path, *, catalog: list[Path] | None = None) -> E
         return env
 
 
+def is_cached(ref: str | Path) -> bool:
+    """Whether :func:`load_environment` has an environment for the bundle at ``ref`` (a folder)."""
+    key = identity.fingerprint(Path(ref))
+    with _cache_lock:
+        return key in _cache
+
+
+def unload_environment(ref: str | Path) -> None:
+    """Forget the bundle at folder ``ref`` in this process: :func:`load_environment`'s entry and
+    its imported ``app.py`` module, so their memory goes once nothing else holds them.
+
+    For a process that goes through many bundles once each (validation of an imported
+    release); instances still open keep working, and loading the bundle again imports it
+    afresh.
+    """
+    from awm_envs.bundle.loader import unload_bundle
+
+    key = identity.fingerprint(Path(ref))
+    with _cache_lock:
+        env = _cache.pop(key, None)
+    if env is not None and env.loaded:
+        env.bundle.app.dependency_overrides.clear()
+        unload_bundle(env.bundle)
+
+
 _cache: dict[identity.Fingerprint, Environment] = {}  # an edited bundle is loaded afresh
 _cache_lock = threading.Lock()

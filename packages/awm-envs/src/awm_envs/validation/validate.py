@@ -122,13 +122,20 @@ def validate_environment(
     AWM-1K release's sql-mode verifiers); without one those tasks are reported
     ``undecided``.
     """
+    from awm_envs.runtime.environment import is_cached, unload_environment
+
     env_dir = resolve_env_dir(env, extra=extra)
     pool, owned = _pool_for(env_dir, verifier_pool, sandbox)
+    # loaded here only for this check: let it go after (a run over a 1,000-bundle release
+    # would otherwise keep every app in memory); one the caller had loaded stays
+    loaded_before = is_cached(env_dir)
     try:
         return _validate_environment(env_dir, task_ids, pool, check_leaks, require_proof, judge)
     finally:
         if owned is not None:
             owned.close()
+        if not loaded_before:
+            unload_environment(env_dir)
 
 
 def _validate_environment(
