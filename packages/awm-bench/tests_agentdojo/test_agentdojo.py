@@ -136,5 +136,35 @@ def test_awm_bench_run_prints_the_three_numbers_and_the_published_ones(tmp_path:
     report = (tmp_path / "r" / "report.html").read_text()
     assert "AgentDojo" in report and "published" in report
     # AgentDojo's own trace of every case, as its TraceLogger writes them
-    traces = list((tmp_path / "r" / "agentdojo" / "oracle" / "traces").rglob("*.json"))
+    traces = sorted((tmp_path / "r" / "agentdojo" / "oracle" / "traces").rglob("*.json"))
     assert len(traces) == 2 * 2  # two cases in each mode
+
+    def calls(path: Path) -> list[str]:
+        messages = json.loads(path.read_text())["messages"]
+        assert messages[-1]["role"] == "assistant"
+        return [c["function"] for m in messages for c in m.get("tool_calls") or []]
+
+    by_mode = {mode: [p for p in traces if f"/{mode}/" in str(p)] for mode in ("awm", "native")}
+    awm_calls = [calls(p) for p in by_mode["awm"]]
+    assert awm_calls == [calls(p) for p in by_mode["native"]] and all(awm_calls)
+
+
+def test_convert_writes_each_suites_tools_and_its_tasks_ground_truth(tmp_path: Path) -> None:
+    from awm_bench.agentdojo.converter import AgentDojoBenchmark
+    from awm_bench.agentdojo.upstream import get_suite
+
+    written = AgentDojoBenchmark().convert(tmp_path, limit=1)
+    assert len(written) == len(SUITES)
+    for folder in written:
+        suite = get_suite(folder.parent.name)
+        tools = json.loads((folder.parent / "tools.json").read_text())
+        assert [t["name"] for t in tools] == [f.name for f in suite.tools]
+        task = json.loads((folder / "task.json").read_text())
+        assert task["prompt"] == suite.get_user_task_by_id(folder.name).PROMPT
+        assert task["ground_truth"] and all(
+            c["function"] in suite_names(suite) for c in task["ground_truth"]
+        )
+
+
+def suite_names(suite: Any) -> set[str]:
+    return {f.name for f in suite.tools}

@@ -56,7 +56,7 @@ def model_slug(model: str, corruption: str | None = None) -> str:
     "--mode",
     "modes",
     multiple=True,
-    type=click.Choice(["awm", "native"]),
+    type=click.Choice(["awm", "native", "both"]),
     help="native: the benchmark's own harness; awm: awm's episode loop (default: both).",
 )
 @click.option("--full", is_flag=True, help="Every case, not the offline subset.")
@@ -173,7 +173,7 @@ def run_command(
     """
     from awm_bench.report import build_report
     from awm_core.console import progress_callback
-    from awm_core.contracts import BENCHMARK_MODES, BenchmarkConfig, benchmark_sampling
+    from awm_core.contracts import BenchmarkConfig, benchmark_sampling
     from awm_core.errors import UnknownSubsetError
     from awm_core.llm.sampling import Sampling
 
@@ -198,7 +198,7 @@ def run_command(
             config = BenchmarkConfig(
                 out=run_dir / name / model_slug(model, corrupt),
                 model=model,
-                modes=tuple(m for m in (modes or BENCHMARK_MODES) if m in suite.modes),
+                modes=tuple(m for m in _modes(modes) if m in suite.modes),
                 full=full,
                 limit=limit,
                 corruption=corrupt,
@@ -251,6 +251,13 @@ def run_command(
         click.echo(f"report: {run_dir / 'report.html'}")
     if failed:
         sys.exit(1)
+
+
+def _modes(chosen: tuple[str, ...]) -> tuple[str, ...]:
+    """``--mode`` as modes: ``both`` (or none given) is every mode, awm then native."""
+    from awm_core.contracts import BENCHMARK_MODES
+
+    return BENCHMARK_MODES if not chosen or "both" in chosen else chosen
 
 
 def _headline(mode_data: dict[str, Any]) -> Any:

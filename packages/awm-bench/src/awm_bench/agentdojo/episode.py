@@ -243,6 +243,8 @@ def awm_element_class() -> type:
             self.last = trajectory
             opening = self._opening(query, list(messages or []))
             out = [*opening, *session.messages(trajectory.final_answer or "")]
+            # as AgentDojo's AgentPipeline does after each element: its TraceLogger keeps them
+            attr("agentdojo.logging", "Logger")().get().log(out)
             return query, runtime, env, out, dict(extra_args or {})
 
         def _opening(self, query: str, messages: list[Any]) -> list[Any]:
