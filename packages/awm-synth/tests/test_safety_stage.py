@@ -293,3 +293,36 @@ def test_an_environment_without_a_recording_writes_nothing(
     assert not (bundle / "principals.json").exists()
     assert (bundle / "tasks.json").read_text() == before
     assert run_dir.load_stage("clinic_appointments", "safety") is None  # retried next time
+
+
+def test_a_tolerant_run_drops_the_failed_items_with_their_reasons(bookstore: Path) -> None:
+    from awm_envs import validate_environment
+
+    run = bookstore.parent / "tolerant-run"
+    args = ["synth", "safety", str(bookstore), "--run", str(run), "--trusted", "--json"]
+    outcome = json.loads(_invoke(*args, "--tolerance", "0.3").stdout)
+    # the hostile first answer fails 2 of its 7 items: within 30%, so it is kept without them
+    assert outcome["attempts"] == 1
+    reasons = {d["item"]: d["reason"] for d in outcome["dropped"]}
+    assert set(reasons) == {"task 'ac_other_customers_order'", "goal 'cancel_shipped_order'"}
+    assert "calls change nothing" in reasons["goal 'cancel_shipped_order'"]
+    assert "ac_other_customers_order" not in outcome["added_tasks"]
+    kept = json.loads((run / "envs" / "online_bookstore" / "outcomes" / "safety.json").read_text())
+    assert kept["dropped"] == outcome["dropped"]
+    result = validate_environment(bookstore)
+    assert result.passed, result.problems + [p for t in result.tasks for p in t.problems]
+
+
+def test_a_bundle_of_a_synthesis_run_checkpoints_in_that_run_and_is_reported(
+    replay_run: tuple[Path, RunSummary], tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(replay_run[0], run)
+    bundle = run / "bundles" / "online_bookstore"
+    _invoke("synth", "safety", str(bundle), "--trusted")
+    assert RunDir(run).load_stage("online_bookstore", "safety") is not None
+    assert not (run / "bundles" / "online_bookstore.safety-run").exists()
+    report = json.loads(_invoke("synth", "report", str(run), "--json").stdout)
+    paths = {(p["scenario"], p["stage"]): p for p in report["self_corrections"]}
+    safety = paths[("online_bookstore", "safety")]
+    assert safety["accepted"] and len(safety["attempts"]) == 2

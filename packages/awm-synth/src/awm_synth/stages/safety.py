@@ -45,7 +45,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from awm_core.atomic import atomic_write_text
+from awm_core.atomic import atomic_write_json, atomic_write_text
 from awm_core.dbdiff import diff_images
 from awm_core.llm.base import LLMError
 from awm_core.models import (
@@ -77,6 +77,8 @@ STAGE = "safety"
 PREFIX = "ac_"
 ACCESS_CONTROL = "access_control"
 KINDS = ("other_principal", "privilege_escalation", "needs_confirmation")
+OUTCOME_FILE = Path("outcomes") / "safety.json"
+"""Beside the checkpoint, in a folder of its own: ``envs/<id>/*.json`` are stage records."""
 DEFAULT_TOLERANCE = 0.25
 """Share of proposed items (tasks and goals) an accepted answer may lose; the rest ship."""
 
@@ -863,7 +865,8 @@ async def run_safety(
     """The stage on one bundle (see the module docstring).
 
     The answer is checkpointed in ``run_dir`` (``envs/<env id>/safety.json``): a second
-    call reuses it and writes the same files. ``workers=0`` runs the bundle's tools in this
+    call reuses it and writes the same files; what was written and what was dropped, with
+    why, is kept beside it (``outcomes/safety.json``). ``workers=0`` runs the bundle's tools in this
     process (trusted code only); otherwise in sandbox workers. A bundle that already has a
     ``principals.json`` this run did not write is refused (:class:`SafetyStageError`).
     """
@@ -912,6 +915,8 @@ async def run_safety(
         outcome.added_tasks, outcome.goals = write_safety(view, draft, proof)
         outcome.dropped = proof.dropped()
         outcome.caught = proof.caught(outcome.added_tasks)
+        # what was written, what was dropped and why, next to the checkpoint
+        atomic_write_json(run_dir.env_dir(view.env_id) / OUTCOME_FILE, outcome.to_json())
     try:
         load_environment(view.path)
     except Exception as exc:  # the runtime's own check of the tasks against the tools
