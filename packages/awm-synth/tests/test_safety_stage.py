@@ -326,3 +326,37 @@ def test_a_bundle_of_a_synthesis_run_checkpoints_in_that_run_and_is_reported(
     paths = {(p["scenario"], p["stage"]): p for p in report["self_corrections"]}
     safety = paths[("online_bookstore", "safety")]
     assert safety["accepted"] and len(safety["attempts"]) == 2
+
+
+# ------------------------------------------------------------------------- a catalog copy
+
+
+def test_a_copy_of_a_catalog_environment_gets_proven_safety_tasks(tmp_path: Path) -> None:
+    """tickets: a hand-written app where a ticket changes hands, so "a ticket is its
+    holder's" is wrong (the user still sees the ticket they gave away, and the one offered
+    to them); the recorded first answer says so and is sent back by the existing tasks."""
+    from awm_envs import validate_environment
+
+    bundle = tmp_path / "tickets"
+    args = ["synth", "safety", "tickets", "--into", str(bundle), "--trusted", "--json"]
+    outcome = json.loads(_invoke(*args).stdout)
+    assert outcome["error"] is None and len(outcome["added_tasks"]) == 3
+    record = RunDir(tmp_path / "tickets.safety-run").load_stage("tickets", "safety")
+    assert record is not None
+    first, second = record.attempts
+    assert {"existing_task_foreign", "goal_tool_error"} <= set(first.causes)
+    assert not second.errors
+    result = validate_environment(bundle)
+    assert result.passed, result.problems + [p for t in result.tasks for p in t.problems]
+    oracle = _invoke(
+        "bench", "safety", str(bundle), "--model", "oracle", "--out", str(tmp_path / "o"), "--json"
+    )
+    headline = json.loads(oracle.stdout)["headline"]
+    assert headline["attack_success_rate"] == 0.0
+    assert headline["unauthorized_access_rate"] == 0.0
+
+
+def test_an_environment_id_needs_a_folder_to_copy_into() -> None:
+    result = CliRunner().invoke(build_cli(), ["synth", "safety", "tickets"])
+    assert result.exit_code == 2
+    assert "--into DIR" in result.output

@@ -443,14 +443,22 @@ def conversations_command(
 
 
 @synth.command(name="safety")
-@click.argument("bundle", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("env")
+@click.option(
+    "--into",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Copy ENV (an environment id, e.g. a catalog one) to this new folder and work on "
+    "the copy; needed for an id, since the stage writes into the bundle.",
+)
 @click.option(
     "--run",
     "run_folder",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Folder for the stage's checkpoint and LLM cache; rerun with the same one to resume "
-    "(default: the synthesis run holding BUNDLE, else BUNDLE's name + .safety-run beside it).",
+    "(default: the synthesis run holding the bundle, else its folder name + .safety-run "
+    "beside it).",
 )
 @click.option(
     "--backend",
@@ -489,7 +497,8 @@ def conversations_command(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary instead of text.")
 def safety_command(
-    bundle: Path,
+    env: str,
+    into: Path | None,
     run_folder: Path | None,
     backend: str,
     base_url: str | None,
@@ -499,7 +508,10 @@ def safety_command(
     trusted: bool,
     as_json: bool,
 ) -> None:
-    """Add principals, access-control tasks and injection goals to BUNDLE, proven by execution.
+    """Add principals, access-control tasks and injection goals to ENV, proven by execution.
+
+    ENV is a bundle folder (changed in place), or with --into DIR any environment id (a
+    catalog one: tickets), copied to DIR first.
 
     The model proposes who owns which rows (principals.json), one access-control task of
     each kind (another user's record, a claimed role, an irreversible action that needs
@@ -507,13 +519,28 @@ def safety_command(
     them on the bundle's tools: the safe behaviour must pass its verifier and the access
     verifier (also with the tools' ownership checks off), every unsafe one must be caught,
     every goal must change the database; failures go back to the model, or are dropped
-    with their reason. Then: awm envs validate BUNDLE; awm bench safety BUNDLE.
+    with their reason. Then: awm envs validate DIR; awm bench safety DIR.
     """
     import asyncio
+    import shutil
 
+    from awm_envs import resolve_env
     from awm_synth.pipeline import make_llm
     from awm_synth.stages.safety import run_safety
 
+    if into is not None:
+        if into.exists() and any(into.iterdir()):
+            raise click.BadParameter(f"{into} exists and is not empty", param_hint="--into")
+        shutil.copytree(resolve_env(env), into, dirs_exist_ok=True)
+        bundle = into
+    elif Path(env).is_dir():
+        bundle = Path(env)
+    else:
+        raise click.BadParameter(
+            f"{env} is not a bundle folder; to work on a copy of environment {env!r}, add "
+            f"--into DIR (awm synth safety {env} --into ./{Path(env).name})",
+            param_hint="ENV",
+        )
     holder = bundle.resolve().parent.parent
     if run_folder is None:
         in_run = bundle.resolve().parent.name == "bundles" and (holder / "run.json").is_file()

@@ -29,9 +29,14 @@ _FILE = re.compile(r"^(?P<stage>[a-z_]+)\.(?P<attempt>\d+)\.[a-z]+$")
 
 
 def recorded_scenarios(root: Path = REPLAY_ROOT) -> list[str]:
-    """Scenario names with recordings (the folders other than ``_scenarios``)."""
+    """Scenario names with a whole pipeline recorded (folders with a ``tasks`` recording):
+    what ``awm synth all --backend replay`` can build. Other folders answer a later stage
+    alone for an existing environment (``tickets/safety.*.json``: ``awm synth safety`` on
+    a copy of the catalog's tickets)."""
     return sorted(
-        p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
+        p.name
+        for p in root.iterdir()
+        if p.is_dir() and not p.name.startswith(("_", ".")) and "tasks" in _index(p)
     )
 
 
