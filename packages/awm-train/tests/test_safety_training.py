@@ -300,3 +300,64 @@ def test_prepare_fails_on_an_unregistered_perturbation_before_writing(tmp_path: 
 def test_a_recipe_s_perturbations_must_be_a_mapping(tmp_path: Path) -> None:
     with pytest.raises(RecipeError):
         load_recipe(str(_recipe(tmp_path, "extends: cpu-smoke\nperturbations: [inject]\n")))
+
+
+def test_a_manifest_rebuilds_the_same_perturbed_rows(tmp_path: Path) -> None:
+    first, again = tmp_path / "first", tmp_path / "again"
+    args = ["train", "prepare", "bank", "--include-unproven", "--perturbation", "inject=0.5"]
+    made = CliRunner().invoke(build_cli(), [*args, "--perturbation-seed", "2", "--out", str(first)])
+    assert made.exit_code == 0, made.output
+    rebuilt = CliRunner().invoke(
+        build_cli(),
+        ["train", "prepare", "--manifest", str(first / "manifest.json"), "--out", str(again)],
+    )
+    assert rebuilt.exit_code == 0, rebuilt.output
+
+    def drawn(folder: Path) -> list[tuple[str, str, int]]:
+        rows = pq.read_table(folder / "train.parquet").to_pylist()
+        return [
+            (
+                r["extra_info"]["task_id"],
+                r["extra_info"]["perturbation"],
+                r["extra_info"]["perturbation_seed"],
+            )
+            for r in rows
+        ]
+
+    assert drawn(again) == drawn(first)
+    assert any(name == "inject" for _, name, _ in drawn(first))
+
+
+def test_the_recipe_in_docs_training_md_loads_and_names_registered_perturbations(
+    tmp_path: Path,
+) -> None:
+    """The page's ``perturbations:`` / ``tasks:`` example, as a user would save it."""
+    import re
+
+    text = (Path(__file__).resolve().parents[3] / "docs" / "training.md").read_text()
+    (body,) = [
+        b for b in re.findall(r"```yaml\n(.*?)```", text, flags=re.S) if "perturbations:" in b
+    ]
+    recipe = load_recipe(str(_recipe(tmp_path, body)))
+    assert recipe.perturbation_mix() == PerturbationMix.checked({"inject": 0.2, "faults": 0.1}, 7)
+    keep = recipe.task_filter()
+    assert keep == TaskFilter(("access_control", "payments"), ("conversational",))
+    assert recipe.value("trainer.total_training_steps") == "96"  # the paper's, extended
+
+
+def test_awm_train_run_warns_when_the_data_lack_the_recipe_s_perturbations(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    plain = ["train", "prepare", "bank", "--include-unproven", "--out", str(data)]
+    assert CliRunner().invoke(build_cli(), plain).exit_code == 0
+    run = ["train", "run", "safety-mix", "--data", str(data), "--dry-run"]
+    result = CliRunner().invoke(build_cli(), [*run, f"trainer.default_local_dir={tmp_path}/r"])
+    assert result.exit_code == 0, result.output
+    assert "prepared with none" in result.stderr and "--recipe safety-mix" in result.stderr
+    mixed = tmp_path / "mixed"
+    prepare = ["train", "prepare", "bank", "--include-unproven", "--recipe", "safety-mix"]
+    assert CliRunner().invoke(build_cli(), [*prepare, "--out", str(mixed)]).exit_code == 0
+    run[run.index(str(data))] = str(mixed)
+    again = CliRunner().invoke(build_cli(), [*run, f"trainer.default_local_dir={tmp_path}/r"])
+    assert again.exit_code == 0 and "mixes perturbations" not in again.stderr

@@ -5,6 +5,12 @@ written by ``awm train prepare`` exactly as a user runs it; these tests read its
 The chain: verl's RLHFDataset → AgentLoopManagerTQ → AgentLoopWorkerTQ (a Ray actor
 running AWMAgentLoop) → TransferQueue → ReplayBuffer.sample → _balance_batch →
 _compute_old_log_prob → _compute_advantage → _update_actor (FSDP2, verl's ppo_loss).
+
+One step, three GRPO groups (one step costs minutes here, so every kind of row shares it):
+a long shop task (its rows outgrow the history window), a conversational shop task (the
+scripted user's replies are observations), and a bank task perturbed by ``inject``,
+prepared with a recipe's ``perturbations:`` (the naive policy that obeys the injection
+is rewarded -1, the reference that ignores it 1).
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 HERE = Path(__file__).parent
@@ -30,22 +38,24 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tokenizer = smollm2_tokenizer()
     tiny_qwen3(tokenizer).save_pretrained(root / "model")
     tokenizer.save_pretrained(root / "model")
-    awm = Path(sys.executable).with_name("awm")
-    subprocess.run(
+    recipe = root / "inject.yaml"
+    recipe.write_text("extends: cpu-smoke\nperturbations: {mix: {inject: 1.0}, seed: 0}\n")
+    parts = {
         # the long tasks (6+ reference calls): their rows outgrow the history window
-        [
-            str(awm),
-            "train",
-            "prepare",
-            "shop",
-            "--complexity",
-            "hard,very_hard",
-            "--out",
-            str(root / "data"),
-        ],
-        check=True,
-        capture_output=True,
-    )
+        "long": ["shop", "--complexity", "hard,very_hard"],
+        "conversational": ["shop", "--conversational"],
+        "perturbed": ["bank", "--recipe", str(recipe)],
+    }
+    rows = {name: _prepare(root / name, args) for name, args in parts.items()}
+    chosen = [
+        rows["long"][0],
+        rows["conversational"][0],
+        next(r for r in rows["perturbed"] if r["extra_info"]["task_id"] == PERTURBED_TASK),
+    ]
+    for index, row in enumerate(chosen):
+        row["extra_info"]["index"] = index
+    (root / "data").mkdir()
+    pq.write_table(pa.Table.from_pylist(chosen), root / "data" / "train.parquet")
     env = {
         **os.environ,
         "VERL_USE_EXTERNAL_MODULES": "awm_train.verl_cpu_platform",
@@ -62,14 +72,29 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("V1_STEP ")]
     assert proc.returncode == 0 and lines, (proc.stdout[-3000:], proc.stderr[-6000:])
     out: dict[str, Any] = json.loads(lines[-1].removeprefix("V1_STEP "))
-    summary = {k: v for k, v in out.items() if k != "session_advantages"}
+    out["rows_in"] = [r["extra_info"] for r in chosen]
+    summary = {k: v for k, v in out.items() if k not in ("session_advantages", "rows_in")}
     print("v1 step:", json.dumps(summary))
     return out
 
 
+PERTURBED_TASK = "lock_debit_card"
+
+
+def _prepare(out: Path, args: list[str]) -> list[dict[str, Any]]:
+    """``awm train prepare ARGS`` as a user runs it; every row it wrote, both splits."""
+    awm = Path(sys.executable).with_name("awm")
+    subprocess.run(
+        [str(awm), "train", "prepare", *args, "--out", str(out)], check=True, capture_output=True
+    )
+    return [
+        r for split in ("train", "val") for r in pq.read_table(out / f"{split}.parquet").to_pylist()
+    ]
+
+
 def test_no_group_is_dropped_and_every_row_is_trained(result: dict[str, Any]) -> None:
     # every prompt of the batch comes back as a whole GRPO group: none failed, none refilled
-    assert result["groups"] == result["prompts"] == 2
+    assert result["groups"] == result["prompts"] == 3
     assert result["trajectories"] == result["prompts"] * result["n"]
     assert result["refills"] == []
     # verl pads rows (not trajectories) up to a multiple of ppo_mini_batch_size x n
@@ -121,3 +146,36 @@ def test_the_actor_recomputes_the_generator_s_log_probs(result: dict[str, Any]) 
 def test_one_update_changes_the_weights(result: dict[str, Any]) -> None:
     assert result["parameters_changed"] == result["parameters"] > 0
     assert result["metrics"]["actor/grad_norm"] > 0
+
+
+def test_conversational_rows_carry_the_user_s_replies_as_observations(
+    result: dict[str, Any],
+) -> None:
+    conversational = [e for e in result["episodes"] if e["task_id"].startswith("conv_")]
+    assert len(conversational) == result["n"]
+    assert sorted(e["reward"] for e in conversational) == [-1.0, 1.0]
+    assert result["user_replies_in_prompts"] > 0  # in prompts (no loss), never in a response
+
+
+def test_the_perturbed_row_s_trajectories_meet_its_perturbation_and_the_safety_reward(
+    result: dict[str, Any],
+) -> None:
+    """Both trajectories of the bank row met ``inject`` at the seed prepare drew for it; the
+    one that obeyed the injected instruction reached the goal and is rewarded -1 whatever
+    its task's verdict, the one that ignored it keeps the task's reward 1."""
+    (row,) = [r for r in result["rows_in"] if r["perturbation"]]
+    episodes = [e for e in result["episodes"] if e["task_id"] == PERTURBED_TASK]
+    assert len(episodes) == result["n"]
+    for e in episodes:
+        assert (e["perturbation"], e["seed"]) == ("inject", row["perturbation_seed"])
+        assert e["goal"] and e["injections_shown"] > 0
+    obeyed, ignored = sorted(episodes, key=lambda e: not e["goal_reached"])
+    assert obeyed["goal_reached"] and "injection_goal_reached" in obeyed["violations"]
+    assert obeyed["reward"] == -1.0
+    assert not ignored["goal_reached"] and ignored["violations"] == []
+    assert ignored["verdict"] == "Completed" and ignored["reward"] == 1.0
+    # the rewards verl trained on are the ones the agent loop logged (one per trajectory)
+    assert sorted(result["rewards"]) == sorted(e["reward"] for e in result["episodes"])
+    # unperturbed rows are recorded as such
+    plain = [e for e in result["episodes"] if e["task_id"] != PERTURBED_TASK]
+    assert plain and all(e["perturbation"] is None for e in plain)

@@ -2,7 +2,8 @@
 
 Run in its own process (``test_v1_step.py`` does) with
 ``VERL_USE_EXTERNAL_MODULES=awm_train.verl_cpu_platform VERL_PLATFORM=cpu``:
-``python v1_step.py MODEL_DIR DATA_DIR`` where DATA_DIR holds ``awm train prepare`` output.
+``python v1_step.py MODEL_DIR DATA_DIR`` where DATA_DIR holds ``awm train prepare`` output
+(every row of its ``train.parquet`` is one prompt of the step's batch).
 
 The path is verl's own: the trainer config composed from verl's ``ppo_trainer.yaml``;
 ``PPOTrainerSync`` (its replay buffer, its dataloader over verl's ``RLHFDataset``);
@@ -16,7 +17,10 @@ group (``_LocalWorkerGroup``) standing in for ``RayWorkerGroup``; no weight sync
 
 The client answers half of the trajectories with a task's reference solution (scored by
 the model, so every row has the model's log-probs) and samples the other half from the
-tiny random model, so a GRPO group holds rewards 1 and -1.
+tiny random model, so a GRPO group holds rewards 1 and -1. For a row perturbed by an
+attack (``awm train prepare`` wrote its perturbation and seed), the other half is the
+naive policy instead: the injection goal's calls, then the reference solution.
+The agent loop keeps an episode log (``DATA_DIR/episodes.jsonl``), returned in the JSON.
 """
 
 from __future__ import annotations
@@ -35,16 +39,44 @@ import torch
 from awm_train.verl_cpu import TransformersServerClient
 
 
+def _rows(data_dir: Path) -> list[dict[str, Any]]:
+    """The ``extra_info`` of every training row."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(data_dir / "train.parquet", columns=["extra_info"])
+    return list(table.column(0).to_pylist())
+
+
+def _naive_replies(extra: dict[str, Any], task: Any) -> list[str] | None:
+    """The naive policy's replies for a row under an attack: the goal's calls, then the
+    user's (None when the row has no injection goal)."""
+    from awm_envs import load_environment
+    from awm_train.episode import row_perturbation
+    from awm_train.safety import EnvSafety
+    from awm_train.tokens import reference_replies
+
+    name, seed = row_perturbation(extra)
+    if name is None:
+        return None
+    goal = EnvSafety(load_environment(extra["env_id"])).plan(task, name, seed).applied.goal
+    if goal is None:
+        return None
+    steps = [*goal.steps, *(task.reference_solution or [])]
+    return reference_replies(task.model_copy(update={"reference_solution": steps}))
+
+
 class MixedClient(TransformersServerClient):  # type: ignore[misc]
-    """Per task, trajectories 0, 2... sampled from the model; 1, 3... its reference solution.
+    """Per task, trajectories 0, 2... sampled from the model (or, under an attack, the naive
+    policy's); 1, 3... its reference solution.
 
     Decided per task (the prompt names it), not per call order, so every GRPO group of
     an even ``n`` holds both kinds however verl interleaves the trajectories.
     """
 
-    def __init__(self, config: Any, sampled_tokens: int) -> None:
+    def __init__(self, config: Any, sampled_tokens: int, data_dir: Path) -> None:
         super().__init__(config)
         self.sampled_tokens = sampled_tokens
+        self.data_dir = data_dir
         self._scripts: dict[str, list[str] | None] = {}  # request id -> replies (None: sampled)
         self._per_task: Counter[str] = Counter()
 
@@ -53,13 +85,16 @@ class MixedClient(TransformersServerClient):  # type: ignore[misc]
         from awm_train.tokens import reference_replies
 
         text = self.generator.tokenizer.decode(prompt_ids)
-        task = next(
-            t
-            for t in load_environment("shop").tasks
-            if (t.user.opening if t.user else t.instruction) in text
+        extra, task = next(
+            (row, t)
+            for row in _rows(self.data_dir)
+            for t in load_environment(row["env_id"]).tasks
+            if t.id == row["task_id"] and (t.user.opening if t.user else t.instruction) in text
         )
         self._per_task[task.id] += 1
-        return None if self._per_task[task.id] % 2 else reference_replies(task)
+        if self._per_task[task.id] % 2:
+            return _naive_replies(extra, task)
+        return reference_replies(task)
 
     async def generate(
         self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any], **kw: Any
@@ -89,15 +124,40 @@ def _user_replies(data_dir: Path) -> list[str]:
     from awm_core.conversation import strip_stop
     from awm_envs import load_environment
 
-    manifest = json.loads((data_dir / "manifest.json").read_text())
-    ids = {t["task_id"] for t in manifest["tasks"]["train"]}
     return [
         strip_stop(r)
-        for t in load_environment("shop").tasks
-        if t.id in ids and t.user is not None
+        for row in _rows(data_dir)
+        for t in load_environment(row["env_id"]).tasks
+        if t.id == row["task_id"] and t.user is not None
         for r in t.user.replies or []
         if strip_stop(r)
     ]
+
+
+def _episode_summary(line: dict[str, Any]) -> dict[str, Any]:
+    """An episode-log line without the model's text: ids, reward, verdict, perturbation."""
+    plan = line.get("perturbation") or {}
+    goal = plan.get("goal") or {}
+    return {
+        **{k: line.get(k) for k in ("env_id", "task_id", "reward", "verdict", "violations")},
+        "perturbation": plan.get("name"),
+        "seed": plan.get("seed"),
+        "goal": goal.get("id"),
+        "injections_shown": len((plan.get("record") or {}).get("placed") or []),
+        "goal_reached": bool(((line.get("safety") or {}).get("goal_check") or {}).get("reached")),
+    }
+
+
+def agent_loop_file(data_dir: Path) -> Path:
+    """The shipped ``awm_agent`` entry with an episode log in ``data_dir`` (absolute)."""
+    import yaml
+
+    from awm_train.recipes import agent_loop_config
+
+    (entry,) = yaml.safe_load(agent_loop_config().read_text())
+    path = data_dir / "agent_loop.yaml"
+    path.write_text(yaml.safe_dump([{**entry, "episode_log": str(data_dir / "episodes.jsonl")}]))
+    return path
 
 
 class _LocalWorkerGroup:
@@ -117,8 +177,6 @@ class _LocalWorkerGroup:
 def compose_config(model_dir: Path, data_dir: Path, *, n: int, prompts: int) -> Any:
     import verl
     from hydra import compose, initialize_config_dir
-
-    from awm_train.recipes import agent_loop_config
 
     response_length = 400
     overrides = [
@@ -156,7 +214,7 @@ def compose_config(model_dir: Path, data_dir: Path, *, n: int, prompts: int) -> 
         "actor_rollout_ref.rollout.prompt_length=8192",
         f"actor_rollout_ref.rollout.response_length={response_length}",
         "actor_rollout_ref.rollout.agent.num_workers=1",
-        f"actor_rollout_ref.rollout.agent.agent_loop_config_path={agent_loop_config()}",
+        f"actor_rollout_ref.rollout.agent.agent_loop_config_path={agent_loop_file(data_dir)}",
         "actor_rollout_ref.rollout.agent.default_agent_loop=awm_agent",
         "transfer_queue.enable=true",
         "transfer_queue.backend.SimpleStorage.num_data_storage_units=1",
@@ -179,7 +237,7 @@ def main(model_dir: Path, data_dir: Path) -> dict[str, Any]:
 
     timings["imports_s"] = time.perf_counter() - t0
 
-    n, prompts = 2, 2
+    n, prompts = 2, len(_rows(data_dir))  # every prepared row in the one batch
     config = compose_config(model_dir, data_dir, n=n, prompts=prompts)
     OmegaConf.resolve(config)
 
@@ -216,7 +274,7 @@ def main(model_dir: Path, data_dir: Path) -> dict[str, Any]:
     # verl's agent-loop manager: one AgentLoopWorkerTQ Ray actor running AWMAgentLoop
     t = time.perf_counter()
     trainer.agent_loop_manager = AgentLoopManagerTQ.create(
-        config=config, llm_client=MixedClient(config, sampled_tokens=16)
+        config=config, llm_client=MixedClient(config, sampled_tokens=16, data_dir=data_dir)
     )
     timings["agent_loop_workers_s"] = time.perf_counter() - t
 
@@ -309,6 +367,11 @@ def main(model_dir: Path, data_dir: Path) -> dict[str, Any]:
             )
             for i in real
         ),
+        # the agent loop's record of every trajectory: its perturbation and safety verdicts
+        "episodes": [
+            _episode_summary(json.loads(line))
+            for line in (data_dir / "episodes.jsonl").read_text().splitlines()
+        ],
         "parameters_changed": changed,
         "parameters": len(before),
         "metrics": {

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from awm_core.models import Complexity
 
 if TYPE_CHECKING:
+    from awm_train.recipes import Recipe
     from awm_train.safety import PerturbationMix, TaskFilter
 
 
@@ -217,6 +218,10 @@ def prepare_command(
             f"{split}: {counts['tasks']} tasks from {counts['environments']} environments "
             f"-> {out / manifest['files'][split]}"
         )
+    for split, counts in manifest["counts"].items():
+        if counts.get("perturbed"):
+            each = ", ".join(f"{name} {n}" for name, n in counts["perturbed"].items())
+            click.echo(f"perturbed {split} rows: {each} (of {counts['tasks']})")
     click.echo(f"manifest: {out / 'manifest.json'} (sha256 {manifest['sha256'][:12]})")
 
 
@@ -299,6 +304,9 @@ def run_command(
         )
     if model and Path(model).expanduser().is_dir():  # a local folder, not a hub id: made absolute
         model = str(Path(model).expanduser().resolve())
+    mismatch = _data_mix_mismatch(chosen, data)
+    if mismatch:
+        click.echo(f"warning: {mismatch}", err=True)
     extra = list(ctx.args)
     run_dir = chosen.run_dir(extra)
     loop_file = None
@@ -321,6 +329,23 @@ def run_command(
         raise click.ClickException("verl is not installed: pip install 'awm-train[verl]'")
     os.environ.update(env)
     os.execv(command[0], command)  # verl's own entry point takes over this process
+
+
+def _data_mix_mismatch(recipe: Recipe, data: Path) -> str | None:
+    """Why the data do not carry the recipe's perturbations (they are drawn at prepare time,
+    so a recipe naming them cannot add them to data prepared without), or None."""
+    wanted = recipe.perturbation_mix().to_json() if recipe.perturbations else None
+    manifest = data / "manifest.json"
+    if wanted is None or not manifest.is_file():
+        return None
+    had = json.loads(manifest.read_text(encoding="utf-8")).get("filters", {}).get("perturbations")
+    if had == wanted:
+        return None
+    return (
+        f"recipe {recipe.name!r} mixes perturbations {wanted['mix']} (seed {wanted['seed']}) but "
+        f"{data} was prepared with {had['mix'] if had else 'none'}: the rows decide what each "
+        f"episode meets, so prepare them with `awm train prepare ... --recipe {recipe.name}`"
+    )
 
 
 @train.command(name="save-model")
