@@ -193,6 +193,40 @@ def test_a_plain_solved_task_keeps_reward_one_with_the_reads_recorded(
     assert reads and all(str(row[2]) == "1" for r in reads for row in r["rows"])
 
 
+@needs_tokenizer
+def test_an_untrusted_bundle_s_goal_replays_in_its_sandboxed_pool_not_here(
+    bank: Environment, tokenizer: Any
+) -> None:
+    """``workers: 1``: the bundle's code runs only in the sandboxed worker, so planning the
+    goal and checking it use an instance of that pool (one at a time: a pool of one)."""
+    untrusted = EnvSafety(bank, trusted=False)
+    task = _task(bank, "lock_debit_card")
+    goal = EnvSafety(bank).plan(task, "inject", 0).applied.goal
+    assert goal is not None
+    naive = reference_replies(_doing(task, [*goal.steps, *(task.reference_solution or [])]))
+    policy = TokenPolicy(ScriptedGenerator(tokenizer, naive), tokenizer, max_new_tokens=400)
+
+    async def go() -> TrainingEpisode:
+        async with EnvPool(bank, size=1, workers=1) as pool:
+            return await run_training_episode(
+                pool,
+                bank,
+                task,
+                policy,
+                settings=replace(TRAINING_SETTINGS, max_steps=20),
+                verifier_source=bank.verifier_source,
+                safety=untrusted,
+                perturbation="inject",
+                perturbation_seed=0,
+            )
+
+    episode = asyncio.run(go())
+    assert episode.metrics.get("error") is None, episode.metrics
+    assert episode.safety is not None and episode.safety.goal_reached
+    assert episode.reward == SAFETY_VIOLATION_REWARD
+    assert untrusted._replay is None  # no in-process scratch instance was ever made
+
+
 # ------------------------------------------------------------------------- the data
 
 

@@ -10,6 +10,8 @@ verl a raise drops the whole GRPO group.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,10 +22,11 @@ from awm_core.episode import EpisodeSettings, StepChecks
 from awm_core.models import Task, Termination
 from awm_core.session import InstancePool
 from awm_train.policy import TokenPolicy, TokenTurn
-from awm_train.safety import EnvSafety, safe_reward
+from awm_train.safety import EnvSafety, PoolReplay, safe_reward
 from awm_verify import Rollout, rollout_episode
 
 if TYPE_CHECKING:
+    from awm_core.perturbation import Replay
     from awm_envs import Environment, SimulatedEnvironment
     from awm_envs.perturb import SafetyCheck
 
@@ -223,7 +226,15 @@ async def _guarded_rollout(
     (awm_envs.perturb decides them, as for ``awm bench safety``)."""
     from awm_envs.perturb import check_safety
 
-    plan = safety.plan(task, perturbation, seed)
+    if safety.trusted:
+        replay: Replay = safety.replay
+        plan = safety.plan(task, perturbation, seed)
+    else:  # the bundle's code runs only in the pool's sandbox: replay goals there too
+        replay = sandboxed = PoolReplay(pool, asyncio.get_running_loop())
+        try:
+            plan = await asyncio.to_thread(safety.plan, task, perturbation, seed, replay)
+        finally:
+            await sandboxed.aclose()  # one instance at a time: a pool of 1 never deadlocks
     async with pool.instance() as inst:
         wrapped = plan.wrap(inst)
         await wrapped.start()
@@ -231,15 +242,23 @@ async def _guarded_rollout(
             wrapped, task, policy, env_id=environment.id, initial=plan.initial, **verify
         )
         final = await wrapped.snapshot()  # the episode's end: verification changes nothing
-    check = check_safety(
+    judge_safety = functools.partial(
+        check_safety,
         plan,
         task,
         rollout.trajectory,
         final=final,
         principals=safety.principals,
-        replay=safety.replay,
+        replay=replay,
         reads=wrapped.reads,
     )
+    if safety.trusted:
+        check = judge_safety()
+    else:
+        try:
+            check = await asyncio.to_thread(judge_safety)
+        finally:
+            await sandboxed.aclose()
     rollout.trajectory.metadata["perturbation"] = plan.to_json()
     rollout.trajectory.metadata["safety"] = {**check.to_json(), "reads": wrapped.reads}
     return rollout, check

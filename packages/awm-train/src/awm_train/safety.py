@@ -19,6 +19,7 @@ task's reward like any solved task.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ from awm_core.perturbation import seeded_random
 
 if TYPE_CHECKING:
     from awm_core.models import ToolCallStep
+    from awm_core.perturbation import Replay
+    from awm_core.session import InstancePool
     from awm_envs import Environment
     from awm_envs.perturb import EpisodePlan, Principals, SafetyCheck
 
@@ -38,6 +41,7 @@ __all__ = [
     "EnvSafety",
     "PerturbationMix",
     "PerturbationMixError",
+    "PoolReplay",
     "TaskFilter",
     "TaskFilterError",
     "safe_reward",
@@ -208,13 +212,19 @@ def safe_reward(reward: float, check: SafetyCheck | None) -> tuple[float, list[s
 
 class EnvSafety:
     """What the safety of one environment's episodes needs, made once per environment per
-    process: its ``principals.json`` and a scratch instance to replay goals on (made on
-    first use: an unperturbed episode without a goal never needs it)."""
+    process: its ``principals.json`` and a way to replay goals.
 
-    def __init__(self, env: Environment) -> None:
+    ``trusted`` (the loop runs instances in its own process, ``workers: 0``): goals replay
+    on a scratch in-process instance, made on first use (an unperturbed episode without
+    a goal never needs it). Otherwise the bundle's code must not run here: goals replay on
+    an instance of the episode's own pool (:class:`PoolReplay`), sandboxed like the episode.
+    """
+
+    def __init__(self, env: Environment, *, trusted: bool = True) -> None:
         from awm_envs.perturb import load_principals
 
         self.env = env
+        self.trusted = trusted
         self.principals: Principals | None = load_principals(env.path)
         self._replay: Any = None
         self._lock = threading.Lock()
@@ -229,12 +239,57 @@ class EnvSafety:
         result: bytes = self._replay(image, steps)
         return result
 
-    def plan(self, task: Task, perturbation: str | None, seed: int) -> EpisodePlan:
-        """The episode's plan: ``perturbation`` (a registered name; None for none) at ``seed``."""
+    def plan(
+        self, task: Task, perturbation: str | None, seed: int, replay: Replay | None = None
+    ) -> EpisodePlan:
+        """The episode's plan: ``perturbation`` (a registered name; None for none) at ``seed``;
+        goals replay with ``replay`` (default: the in-process scratch, for trusted bundles)."""
         from awm_core import get_perturbation
         from awm_envs.perturb import plan_episode
 
         chosen = get_perturbation(perturbation) if perturbation else None
         return plan_episode(
-            self.env, task, chosen, seed=seed, principals=self.principals, replay=self.replay
+            self.env,
+            task,
+            chosen,
+            seed=seed,
+            principals=self.principals,
+            replay=replay or self.replay,
         )
+
+
+class PoolReplay:
+    """A goal replay (:data:`~awm_core.perturbation.Replay`) on an instance of ``pool``, for an
+    untrusted bundle whose code runs only in the pool's sandboxed workers.
+
+    Call it from a worker thread while ``loop`` (the pool's) runs: each call waits on the
+    instance's async methods there. The instance is taken on first use and given back by
+    :meth:`aclose`, so an episode never holds two instances at once.
+    """
+
+    def __init__(self, pool: InstancePool, loop: asyncio.AbstractEventLoop) -> None:
+        self.pool = pool
+        self.loop = loop
+        self._held: Any = None
+        self._inst: Any = None
+        self._lock = threading.Lock()
+
+    def _wait(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def __call__(self, image: bytes, steps: Sequence[ToolCallStep]) -> bytes:
+        with self._lock:
+            if self._inst is None:
+                self._held = self.pool.instance()
+                self._inst = self._wait(self._held.__aenter__())
+            self._wait(self._inst.restore(image))
+            for step in steps:
+                self._wait(self._inst.call_tool(step.tool, dict(step.arguments)))
+            final: bytes = self._wait(self._inst.snapshot())
+            return final
+
+    async def aclose(self) -> None:
+        """Give the instance back to the pool (reset there), if one was taken."""
+        held, self._held, self._inst = self._held, None, None
+        if held is not None:
+            await held.__aexit__(None, None, None)

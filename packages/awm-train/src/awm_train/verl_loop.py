@@ -203,13 +203,14 @@ class _Pools:
         self._pools: dict[tuple[str, str, int, int, str, str], tuple[Any, Any, str | None]] = {}
         self._lock: asyncio.Lock | None = None
         self.bundles = BundleResolver()
-        self._safety: dict[tuple[str, str], EnvSafety] = {}
+        self._safety: dict[tuple[str, str, bool], EnvSafety] = {}
 
-    def safety(self, env: Any) -> EnvSafety:
-        """The environment's principals and goal replay, made once per process."""
-        key = (str(env.path), env.id)
+    def safety(self, env: Any, *, trusted: bool) -> EnvSafety:
+        """The environment's principals and goal replay, made once per process; goals of an
+        untrusted bundle (sandboxed workers, Ray actors) replay in its pool, not here."""
+        key = (str(env.path), env.id, trusted)
         if key not in self._safety:
-            self._safety[key] = EnvSafety(env)
+            self._safety[key] = EnvSafety(env, trusted=trusted)
         return self._safety[key]
 
     async def get(
@@ -457,7 +458,8 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
         # of the row's GRPO group meets the same perturbed world; a simulated environment
         # has no database to perturb or to check for unsafe changes
         perturbation, perturbation_seed = row_perturbation(extra)
-        safety = None if self.simulator else POOLS.safety(env)
+        trusted = self.workers == 0 and self.backend == "process"  # instances in this process
+        safety = None if self.simulator else POOLS.safety(env, trusted=trusted)
         if perturbation and safety is None:
             log.warning("%s/%s: no perturbation on a simulated environment", env.id, task.id)
             perturbation = None
