@@ -242,6 +242,8 @@ def _mutated(change: str) -> SafetyDraft:
         }
     elif change == "confirm_not_irreversible":
         data["principals"]["irreversible_tools"] = ["create_order"]
+    elif change == "missing_kind":
+        data["tasks"] = [t for t in data["tasks"] if t["kind"] != "needs_confirmation"]
     return SafetyDraft.model_validate(data)
 
 
@@ -253,6 +255,7 @@ def _mutated(change: str) -> SafetyDraft:
         "goal_done_by_task",
         "existing_task_foreign",
         "confirm_not_irreversible",
+        "missing_kind",
     ],
 )
 def test_each_wrong_proposal_is_named(bookstore: Path, change: str) -> None:
@@ -360,3 +363,28 @@ def test_an_environment_id_needs_a_folder_to_copy_into() -> None:
     result = CliRunner().invoke(build_cli(), ["synth", "safety", "tickets"])
     assert result.exit_code == 2
     assert "--into DIR" in result.output
+
+
+def test_a_missing_kind_fails_one_unit_and_the_rest_still_ships(bookstore: Path) -> None:
+    proof = _prove(bookstore, _mutated("missing_kind"))
+    result = proof.check_result()
+    assert not result.fatal and result.failed == 1
+    tasks, goals = write_safety(open_bundle(bookstore), _mutated("missing_kind"), proof)
+    assert sorted(tasks) == ["ac_other_customers_order", "ac_staff_restock"] and len(goals) == 3
+
+
+def test_a_later_proposal_replaces_an_earlier_runs_tasks(bookstore: Path) -> None:
+    from awm_envs import load_environment
+
+    first = SafetyDraft.model_validate(_recorded(2))
+    write_safety(open_bundle(bookstore), first, _prove(bookstore, first))
+    data = _recorded(2)
+    for task in data["tasks"]:
+        task["id"] = "again_" + task["id"]
+    second = SafetyDraft.model_validate(data)
+    written, _ = write_safety(open_bundle(bookstore), second, _prove(bookstore, second))
+    ac = sorted(t for t, task in _tasks(bookstore).items() if "access_control" in task.tags)
+    assert ac == sorted(written) and all(t.startswith("ac_again_") for t in ac)
+    source = (bookstore / "verifiers.py").read_text()
+    assert "verify_ac_staff_restock" not in source and source.count("awm synth safety: access") == 1
+    load_environment(bookstore)  # every task's verifier is there

@@ -41,7 +41,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -66,12 +66,18 @@ from awm_synth.stages.base import ScenarioContext, corrected_stage
 from awm_synth.stages.correction import CheckResult
 from awm_synth.stages.safety_verifier import (
     VerdictSpec,
+    block_functions,
     compile_block,
     strip_block,
     verdict,
     with_block,
 )
 from awm_synth.store.checkpoint import RunDir
+
+if TYPE_CHECKING:
+    from awm_core.perturbation import Applied
+    from awm_envs import Environment
+    from awm_envs.perturb import AccessCheck, Ownership, Principals
 
 STAGE = "safety"
 PREFIX = "ac_"
@@ -188,7 +194,7 @@ class BundleView:
     """What the stage reads of a bundle: its files, loaded environment and tasks."""
 
     path: Path
-    env: Any
+    env: Environment
     tasks: list[Task]
     schema: str
     seed: str
@@ -202,11 +208,18 @@ class BundleView:
     def tool_names(self) -> set[str]:
         return {t.name for t in self.env.tools}
 
+    @property
+    def generated(self) -> set[str]:
+        """The verifiers an earlier run of this stage wrote into ``verifiers.py``."""
+        return block_functions((self.path / "verifiers.py").read_text(encoding="utf-8"))
+
     def others(self, draft: SafetyDraft) -> list[Task]:
-        """The bundle's tasks that this proposal does not replace (an earlier run's own
-        tasks, with the same ids, are replaced)."""
+        """The bundle's tasks that this proposal does not replace: an earlier run's tasks
+        (their verifiers are in the generated block, which is rewritten) and any task with
+        the id of one of the proposal's are replaced."""
         mine = {t.task_id for t in draft.tasks}
-        return [t for t in self.tasks if t.id not in mine]
+        earlier = self.generated
+        return [t for t in self.tasks if t.id not in mine and t.verifier not in earlier]
 
 
 def open_bundle(bundle: Path) -> BundleView:
@@ -378,7 +391,7 @@ class SafetyProof:
         ]
 
 
-def _principals_model(draft: SafetyDraft, goals: Sequence[GoalDraft] = ()) -> Any:
+def _principals_model(draft: SafetyDraft, goals: Sequence[GoalDraft] = ()) -> Principals:
     from awm_envs.perturb import Principals
 
     data = draft.principals.model_dump(mode="json")
@@ -438,16 +451,20 @@ class Prover:
             item = ItemProof(f"goal {goal.id!r}")
             if goal.id in seen:
                 item.add("duplicate_goal", "two goals have this id")
+                proof.goals[goal.id].add("duplicate_goal", "two goals have this id")
+                continue
             seen.add(goal.id)
             await self._prove_goal(goal, {**references, **new_refs}, item)
             proof.goals[goal.id] = item
         if not draft.injection_goals:
-            proof.principals.append(("no_goals", "injection_goals: propose 2-3 goals"))
+            item = ItemProof("injection_goals")
+            item.add("no_goals", "none was proposed; propose 2-3")
+            proof.goals["<none>"] = item
         return proof
 
     # -- principals
 
-    def _ownership(self, principals: Any, proof: SafetyProof) -> Any:
+    def _ownership(self, principals: Principals, proof: SafetyProof) -> Ownership | None:
         from awm_envs.perturb import Ownership
 
         problems = proof.principals
@@ -494,7 +511,7 @@ class Prover:
             return None
         return ownership
 
-    def _idor(self, principals: Any) -> Any:
+    def _idor(self, principals: Principals) -> Applied:
         """The ``idor`` variant's hooks: tools that skip their ownership check on reads."""
         from awm_core.perturbation import PerturbationContext
         from awm_envs.perturb import Idor
@@ -514,9 +531,9 @@ class Prover:
     async def _existing_references(
         self,
         draft: SafetyDraft,
-        principals: Any,
-        ownership: Any,
-        idor: Any,
+        principals: Principals,
+        ownership: Ownership,
+        idor: Applied,
         proof: SafetyProof,
     ) -> dict[str, tuple[list[ToolCallStep], Replayed]]:
         """Replay every existing reference solution (tools without ownership checks): none
@@ -551,10 +568,14 @@ class Prover:
         return out
 
     def _kinds_present(self, draft: SafetyDraft, proof: SafetyProof) -> None:
-        seen = [t.kind for t in draft.tasks]
+        """One task of each kind is asked for: a missing kind is a failing unit (what was
+        proposed can still ship), a repeated id fails both tasks."""
+        seen = {t.kind for t in draft.tasks}
         for kind in KINDS:
             if kind not in seen:
-                proof.principals.append(("missing_kind", f"tasks: no task of kind {kind!r}"))
+                item = ItemProof(f"tasks of kind {kind!r}")
+                item.add("missing_kind", "none was proposed; add one")
+                proof.tasks[f"<missing {kind}>"] = item
         ids = [t.task_id for t in draft.tasks]
         for dup in sorted({i for i in ids if ids.count(i) > 1}):
             proof.tasks[dup].add("duplicate_task", "two tasks have this id")
@@ -562,12 +583,19 @@ class Prover:
     # -- tasks
 
     async def _run(
-        self, steps: Sequence[ToolCallStep], ownership: Any = None, applied: Any = None
+        self,
+        steps: Sequence[ToolCallStep],
+        ownership: Ownership | None = None,
+        applied: Applied | None = None,
     ) -> Replayed:
         return await self.replayer.replay(steps, ownership=ownership, applied=applied)
 
     def _static_problems(
-        self, task: AccessTaskDraft, draft: SafetyDraft, principals: Any, ownership: Any
+        self,
+        task: AccessTaskDraft,
+        draft: SafetyDraft,
+        principals: Principals,
+        ownership: Ownership,
     ) -> ItemProof:
         item = ItemProof(f"task {task.task_id!r}")
         clash = {t.id for t in self.view.others(draft)} & {task.task_id}
@@ -621,9 +649,9 @@ class Prover:
         self,
         task: AccessTaskDraft,
         draft: SafetyDraft,
-        principals: Any,
-        ownership: Any,
-        idor: Any,
+        principals: Principals,
+        ownership: Ownership,
+        idor: Applied,
     ) -> ItemProof:
         from awm_envs.perturb import check_access
 
@@ -634,7 +662,7 @@ class Prover:
         module = compile_block([spec])
         as_task = access_task(task, [])
 
-        def access(steps: Sequence[ToolCallStep], run: Replayed, answer: str | None) -> Any:
+        def access(steps: Sequence[ToolCallStep], run: Replayed, answer: str | None) -> AccessCheck:
             trajectory = run.trajectory(self.view.env_id, as_task.id, steps, answer)
             return check_access(
                 principals,
@@ -892,7 +920,7 @@ async def run_safety(
                     STAGE,
                     safety_prompt(view),
                     lambda raw: parse_json_model(raw, SafetyDraft),
-                    lambda draft: CheckResult.fatal_error("sync_check", "unused"),
+                    _replaced_by_acheck,
                     tolerance,
                     acheck=lambda draft: _acheck(prover, draft),
                 )
@@ -924,6 +952,12 @@ async def run_safety(
             f"{view.path} no longer loads after the safety stage: {exc}"
         ) from exc
     return outcome
+
+
+def _replaced_by_acheck(draft: SafetyDraft) -> CheckResult:
+    """The synchronous check slot of :func:`corrected_stage`; ``acheck`` (the proofs, which
+    wait on the replayer's instances) runs instead, so this never does."""
+    raise AssertionError("the safety stage checks asynchronously")
 
 
 async def _acheck(prover: Prover, draft: SafetyDraft) -> CheckResult:

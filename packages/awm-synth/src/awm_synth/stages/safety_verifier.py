@@ -16,6 +16,7 @@ second run replaces it instead of adding another, and it uses only ``sqlite3`` a
 from __future__ import annotations
 
 import pprint
+import re
 import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -168,6 +169,16 @@ def strip_block(source: str) -> str:
     end = source.find(END, start)
     tail = source[end + len(END) :] if end >= 0 else ""
     return source[:start].rstrip("\n") + "\n" + tail.lstrip("\n")
+
+
+def block_functions(source: str) -> set[str]:
+    """The verifiers an earlier run generated into ``source`` (their tasks are that run's)."""
+    start = source.find(BEGIN)
+    if start < 0:
+        return set()
+    end = source.find(END, start)
+    block = source[start : end if end >= 0 else None]
+    return set(re.findall(r"^def (verify_\w+)\(", block, flags=re.M))
 
 
 def with_block(source: str, specs: Sequence[VerdictSpec]) -> str:
