@@ -216,9 +216,9 @@ def perf(session: nox.Session) -> None:
     """The speed figures, each printed with its target (the unit suite asserts no wall time).
 
     awm-envs at full sizes (1,024 instances, 20,000 reset cycles, 64 MCP sessions), start-up
-    (``awm --help``, MCP ``initialize``), the database diff, the verifier sandbox's overhead and
-    how fast the long commands stop on Ctrl-C. Opt-in, ``AWM_PERF_AWM1K=1``: an AWM-1K-style
-    release generated, imported and validated (``AWM_PERF_AWM1K_SCENARIOS``, default 50; about
+    (``awm --help``, MCP ``initialize``), the database diff, the verifier sandbox's overhead,
+    how fast the long commands stop on Ctrl-C, and 128 sandboxed environments served at once.
+    Opt-in, ``AWM_PERF_AWM1K=1``: an AWM-1K-style release generated, imported and validated (``AWM_PERF_AWM1K_SCENARIOS``, default 50; about
     15 minutes on 2 cores; the release's 1,000 take about an hour or more).
     """
     packages = ("awm-core", "awm-envs", "awm-verify", "awm-synth", "awm-bench")
@@ -234,6 +234,9 @@ def perf(session: nox.Session) -> None:
     session.run("python", "packages/awm-verify/benchmarks/bench_diff.py")
     session.run("python", "packages/awm-verify/benchmarks/bench_sandbox.py")
     session.run("python", "packages/awm-bench/benchmarks/bench_ctrl_c.py")  # Ctrl-C to exit
+    # 128 sandboxed environments x 8 instances, workers forked from the template (and 16 as
+    # fresh interpreters, the figures before): memory, cold start, calls/s across them
+    session.run("python", "packages/awm-envs/benchmarks/bench_fleet.py")
     if os.environ.get("AWM_PERF_AWM1K"):  # generate + import-awm + validate, see its docstring
         session.run(
             "python",

@@ -18,6 +18,7 @@ from typing import Any
 from awm_envs.errors import PoolClosedError
 from awm_envs.pool.host import RemoteInstance
 from awm_envs.pool.remote import WorkerPool
+from awm_envs.pool.worker_template import template_default
 from awm_envs.pool.workers import DEFAULT_CALL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT
 from awm_envs.runtime.environment import Environment, load_environment
 from awm_envs.runtime.instance import Instance
@@ -39,6 +40,9 @@ class EnvPool:
     over the cluster's nodes, each running the same sandboxed worker (``workers=0`` there means one actor per cluster
     CPU, at most ``size``; ``ray_options`` go to the actors, e.g.
     ``{"num_cpus": 0.5, "memory": 2**30}``); see :mod:`awm_envs.pool.ray_backend`.
+    ``template=True`` (default: ``AWM_WORKER_TEMPLATE``) forks the sandbox workers from one
+    pre-imported template per process (:mod:`awm_envs.pool.worker_template`): for a node
+    serving many environments at once.
     """
 
     BACKENDS = ("process", "ray")
@@ -53,6 +57,7 @@ class EnvPool:
         memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
         backend: str = "process",
         ray_options: dict[str, Any] | None = None,
+        template: bool | None = None,
     ) -> None:
         if size < 1:
             raise ValueError("size must be at least 1")
@@ -68,6 +73,7 @@ class EnvPool:
         self.call_timeout = call_timeout
         self.memory_limit = memory_limit
         self.backend = backend
+        self.template = template_default() if template is None else template
         self.worker_pool: Any = None
         self._free: asyncio.Queue[PooledInstance] = asyncio.Queue()
         self._all: list[PooledInstance] = []
@@ -110,7 +116,10 @@ class EnvPool:
                 self.workers,
                 call_timeout=self.call_timeout,
                 memory_limit=self.memory_limit,
-                spare=True,  # a crashed worker is replaced at once, not after an interpreter start
+                # a crashed worker is replaced at once, not after an interpreter start; forked
+                # from the template, a replacement takes milliseconds and needs no spare
+                spare=not self.template,
+                template=self.template,
             )
             try:
                 await self.worker_pool.start()

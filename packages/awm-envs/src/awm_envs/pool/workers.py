@@ -12,10 +12,14 @@ import time
 from typing import Any
 
 from awm_envs.pool.host import Failure, WorkerRequestError
+from awm_envs.pool.worker_template import ForkedWorker, WorkerTemplate
 from awm_envs.sandbox import wire
 from awm_envs.sandbox.isolation import Isolation
 from awm_envs.sandbox.limits import GIB, Limits
 from awm_envs.sandbox.process import SandboxProcess
+
+WorkerProcess = SandboxProcess | ForkedWorker
+"""A worker's process: started on its own, or forked from a pre-imported template."""
 
 DEFAULT_CALL_TIMEOUT_S = 10.0
 DEFAULT_MEMORY_LIMIT = 2 * GIB  # address space a worker may add above its start-up size
@@ -50,14 +54,19 @@ def start_worker_process(
     name: str,
     debug: bool = False,
     scratch_prefix: str = "awm-worker-",
-) -> tuple[SandboxProcess, str | None]:
+    template: WorkerTemplate | None = None,
+) -> tuple[WorkerProcess, str | None]:
     """A sandboxed worker process (its ``ready`` message still to read) and its host folder.
 
     The one place a worker's limits and layout are chosen, for the process backend, the
     import preflight and each Ray actor. Under bubblewrap shipped bundles go to the
     sandbox's private ``/tmp`` and the folder is None; without it they go to a host
-    folder made here, which the caller removes when the worker is gone.
+    folder made here, which the caller removes when the worker is gone. With a
+    ``template`` the worker is forked from it (:mod:`awm_envs.pool.worker_template`),
+    which keeps its folder itself.
     """
+    if template is not None:
+        return template.fork(memory_limit), None
     scratch = None if isolation.isolated else tempfile.mkdtemp(prefix=scratch_prefix)
     try:
         proc = SandboxProcess(
@@ -86,17 +95,21 @@ def import_timeout_default() -> float:
         return DEFAULT_IMPORT_TIMEOUT_S
 
 
-def _exitcode(proc: SandboxProcess) -> int | None:
+def _exitcode(proc: WorkerProcess) -> int | None:
     """Like ``multiprocessing``: None while running, negative for a signal (bubblewrap reports it as 128 + N)."""
     code = proc.proc.poll()
-    if code is not None and proc.isolation.isolated and 128 < code <= 128 + 64:
+    forked = isinstance(proc, ForkedWorker)  # its code comes from waitpid, never bubblewrap's
+    if code is not None and not forked and proc.isolation.isolated and 128 < code <= 128 + 64:
         return -(code - 128)
     return code
 
 
-def kill_group(proc: SandboxProcess) -> None:
+def kill_group(proc: WorkerProcess) -> None:
     """SIGKILL the sandbox (its whole PID namespace under bubblewrap) without waiting."""
     if proc.proc.poll() is not None:
+        return
+    if isinstance(proc, ForkedWorker):  # its process group, through its template
+        proc.kill()
         return
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -108,7 +121,7 @@ def kill_group(proc: SandboxProcess) -> None:
 class WorkerHandle:
     """The host's end of one sandbox worker."""
 
-    def __init__(self, index: int, proc: SandboxProcess, root: str | None) -> None:
+    def __init__(self, index: int, proc: WorkerProcess, root: str | None) -> None:
         loop = asyncio.get_running_loop()
         self.index = index  # its slot in the pool; -1 for the warm spare
         self.proc = proc
