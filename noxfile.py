@@ -218,8 +218,9 @@ def perf(session: nox.Session) -> None:
     awm-envs at full sizes (1,024 instances, 20,000 reset cycles, 64 MCP sessions), start-up
     (``awm --help``, MCP ``initialize``), the database diff, the verifier sandbox's overhead,
     how fast the long commands stop on Ctrl-C, and 128 sandboxed environments served at once.
-    Opt-in, ``AWM_PERF_AWM1K=1``: an AWM-1K-style release generated, imported and validated (``AWM_PERF_AWM1K_SCENARIOS``, default 50; about
-    15 minutes on 2 cores; the release's 1,000 take about an hour or more).
+    Opt-in, ``AWM_PERF_AWM1K=1``: an AWM-1K-style release generated, imported and validated
+    (``AWM_PERF_AWM1K_SCENARIOS``, default 50; about 5 minutes on 2 cores, the release's
+    1,000 about an hour).
     """
     packages = ("awm-core", "awm-envs", "awm-verify", "awm-synth", "awm-bench")
     session.install(*(arg for p in packages for arg in ("-e", f"packages/{p}")))

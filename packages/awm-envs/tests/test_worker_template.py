@@ -98,16 +98,23 @@ def test_a_worker_cannot_signal_or_read_a_sibling(probe_path: Path) -> None:
 
 def test_a_hang_and_a_memory_hog_are_stopped_and_replaced(probe_path: Path) -> None:
     async def run() -> None:
-        async with EnvPool(
-            probe_path, size=1, workers=1, template=True, call_timeout=2.0, memory_limit=GIB // 4
-        ) as pool:
-            async with pool.instance() as inst:
-                hung = await inst.call_tool("debug_hang", {"seconds": 60})
-                assert hung.is_error
-                assert not (await inst.call_tool("get_book", {"book_id": 1})).is_error
-                hog = await inst.call_tool("debug_hog", {"megabytes": 1024})
-                assert hog.is_error
-                assert not (await inst.call_tool("get_book", {"book_id": 1})).is_error
+        async with (
+            EnvPool(
+                probe_path,
+                size=1,
+                workers=1,
+                template=True,
+                call_timeout=2.0,
+                memory_limit=GIB // 4,
+            ) as pool,
+            pool.instance() as inst,
+        ):
+            hung = await inst.call_tool("debug_hang", {"seconds": 60})
+            assert hung.is_error
+            assert not (await inst.call_tool("get_book", {"book_id": 1})).is_error
+            hog = await inst.call_tool("debug_hog", {"megabytes": 1024})
+            assert hog.is_error
+            assert not (await inst.call_tool("get_book", {"book_id": 1})).is_error
 
     asyncio.run(run())
 
