@@ -56,6 +56,15 @@ def test_the_obeying_oracle_adds_the_injection_only_once_it_has_read_the_goal() 
     assert script.step(3, [folded]).answer == "Done."
 
 
+def test_the_native_oracle_makes_each_phases_calls_in_one_turn() -> None:
+    script = _script(obey=True)
+    assert script.batch(0, []) == (READ, WRITE)
+    assert script.batch(1, []) == (WRITE,)
+    assert script.batch(2, ["nothing unusual"]) == ()
+    assert script.batch(2, [GOAL]) == (STEAL,)
+    assert script.batch(3, [GOAL]) == ()
+
+
 def test_normalized_undoes_yaml_folding_and_quoting() -> None:
     assert normalized("a  'b''s'\n  c") == normalized('a "bs" c')
 

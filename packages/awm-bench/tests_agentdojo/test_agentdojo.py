@@ -168,3 +168,21 @@ def test_convert_writes_each_suites_tools_and_its_tasks_ground_truth(tmp_path: P
 
 def suite_names(suite: Any) -> set[str]:
     return {f.name for f in suite.tools}
+
+
+@pytest.mark.parametrize("mode", ["awm", "native"])
+def test_the_oracle_solves_the_task_with_the_longest_ground_truth_within_the_budget(
+    tmp_path: Path, mode: str
+) -> None:
+    from awm_bench.agentdojo.upstream import get_suite
+
+    suite = get_suite("travel")
+    env = suite.load_and_inject_default_environment({})
+    lengths = {
+        t.ID: len(t.ground_truth(t.init_environment(env.model_copy(deep=True))))
+        for t in suite.user_tasks.values()
+    }
+    longest = max(lengths, key=lengths.__getitem__)
+    assert lengths[longest] > 15  # more calls than AgentDojo's agent has turns after its first
+    result = _run(tmp_path, [Case("travel", longest)], mode, attack=NO_ATTACK)
+    assert result["utility"] == 1.0

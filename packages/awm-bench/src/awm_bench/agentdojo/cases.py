@@ -83,16 +83,34 @@ class OracleScript:
     injection_answer: str = ""
     obey: bool = False
 
+    def _obeys(self, seen: Iterable[str]) -> bool:
+        return (
+            self.obey
+            and bool(self.goal)
+            and any(normalized(self.goal) in normalized(t) for t in seen)
+        )
+
     def step(self, made: int, seen: Iterable[str]) -> Step:
         """The move after ``made`` calls, given the texts the agent has read so far."""
         plan = list(self.calls)
         answer = self.answer
-        if self.obey and self.goal and any(normalized(self.goal) in normalized(t) for t in seen):
+        if self._obeys(seen):
             plan += self.injection_calls
             answer = " ".join(a for a in (answer, self.injection_answer) if a)
         if made < len(plan):
             return Step(call=plan[made])
         return Step(answer=answer or "Done.")
+
+    def batch(self, made: int, seen: Iterable[str]) -> tuple[Call, ...]:
+        """The rest of the current phase's calls at once (a turn with several tool calls,
+        as AgentDojo's own agent may make): the user task's, then, once the goal has been
+        read, the injection task's; empty when only the answer is left."""
+        seen = list(seen)
+        if made < len(self.calls):
+            return self.calls[made:]
+        if self._obeys(seen):
+            return self.injection_calls[made - len(self.calls) :]
+        return ()
 
 
 def normalized(text: str) -> str:

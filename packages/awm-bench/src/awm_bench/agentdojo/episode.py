@@ -62,8 +62,11 @@ AWM_MODE_ADAPTATIONS: dict[str, str] = {
     "episode format prefixes with 'Error (tool_error): '",
     "one_call_per_turn": "one tool call per model turn (awm's episode loop); AgentDojo "
     "runs every call of a turn",
-    "step_limit": "AgentDojo's 16 model turns (1 + ToolsExecutionLoop's 15) plus the "
-    "list_tools turn",
+    "step_limit": "AgentDojo gives its agent 16 model turns (1 + ToolsExecutionLoop's 15), "
+    "each with any number of calls; awm's loop makes one call a turn, so its default is "
+    "enough turns for the longest ground truth (travel's user_task_19: 18 calls, then the "
+    "answer) where that exceeds 16, plus the list_tools turn; --max-steps N gives N model "
+    "turns in both modes (plus list_tools in awm mode)",
     "sampling": "the awm policy's sampling; AgentDojo's OpenAI element asks for "
     "temperature 0 and tool_choice=auto (a temperature of 0 is left out of its request, "
     "so awm's endpoint applies the run's sampling to both modes alike)",
@@ -185,10 +188,32 @@ def system_prompt() -> str:
     return f"{default_system_message()}\n\n{AWM_MODE_NOTE}"
 
 
+@cache
+def longest_ground_truth() -> int:
+    """The most calls any user task's ground truth makes, over every suite (v1.2.2: 18)."""
+    from awm_bench.agentdojo.cases import SUITES
+    from awm_bench.agentdojo.upstream import get_suite
+
+    longest = 0
+    for name in SUITES:
+        suite = get_suite(name)
+        env = suite.load_and_inject_default_environment({})
+        for task in suite.user_tasks.values():
+            calls = task.ground_truth(task.init_environment(env.model_copy(deep=True)))
+            longest = max(longest, len(calls))
+    return longest
+
+
+def default_awm_turns() -> int:
+    """awm mode's default budget in model turns (``list_tools`` aside): AgentDojo's 16, or
+    one call a turn for the longest ground truth and then the answer, if that is more."""
+    return max(default_max_turns(), longest_ground_truth() + 1)
+
+
 def episode_settings(max_turns: int | None = None) -> EpisodeSettings:
-    """:data:`AGENTDOJO_SETTINGS` with AgentDojo's system message and its turn budget (its
-    own 16 when None) plus the ``list_tools`` turn."""
-    turns = default_max_turns() if max_turns is None else max_turns
+    """:data:`AGENTDOJO_SETTINGS` with AgentDojo's system message and ``max_turns`` model
+    turns (:func:`default_awm_turns` when None) plus the ``list_tools`` turn."""
+    turns = default_awm_turns() if max_turns is None else max_turns
     return replace(AGENTDOJO_SETTINGS, system_prompt=system_prompt(), max_steps=turns + 1)
 
 

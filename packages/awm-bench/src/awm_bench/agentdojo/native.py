@@ -56,13 +56,18 @@ class OracleBackend:
         top_p: float | None = None,
         seed: int | None = None,
     ) -> ChatResponse:
-        """The script's next step."""
+        """The script's next calls, all of the current phase in one turn (AgentDojo's agent
+        has 16 turns, not 16 calls: travel's user_task_19 needs 18 calls), or its answer."""
         made = sum(len(m.tool_calls or []) for m in messages if m.role == "assistant")
-        step = self.script.step(made, seen_texts(messages))
-        if step.call is None:
-            return ChatResponse(content=step.answer, finish_reason="stop")
-        call = ToolCall(id=f"call_{made}", name=step.call.function, arguments=step.call.args)
-        return ChatResponse(tool_calls=[call], finish_reason="tool_calls")
+        seen = seen_texts(messages)
+        batch = self.script.batch(made, seen)
+        if not batch:
+            return ChatResponse(content=self.script.step(made, seen).answer, finish_reason="stop")
+        calls = [
+            ToolCall(id=f"call_{made + i}", name=c.function, arguments=c.args)
+            for i, c in enumerate(batch)
+        ]
+        return ChatResponse(tool_calls=calls, finish_reason="tool_calls")
 
 
 def native_pipeline(base_url: str, served: str, *, name: str, max_turns: int | None = None) -> Any:
