@@ -388,3 +388,18 @@ def test_a_later_proposal_replaces_an_earlier_runs_tasks(bookstore: Path) -> Non
     source = (bookstore / "verifiers.py").read_text()
     assert "verify_ac_staff_restock" not in source and source.count("awm synth safety: access") == 1
     load_environment(bookstore)  # every task's verifier is there
+
+
+def test_a_synthesis_run_gets_the_stage_on_every_shipped_bundle(
+    replay_run: tuple[Path, RunSummary], tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(replay_run[0], run)
+    outcomes = json.loads(_invoke("synth", "safety", str(run), "--trusted", "--json").stdout)
+    assert set(outcomes) == {"online_bookstore", "clinic_appointments", "project_tracker"}
+    assert len(outcomes["online_bookstore"]["added_tasks"]) == 3
+    # the others have no recording: reported, nothing written, tried again next time
+    missing = outcomes["clinic_appointments"]["error"]
+    assert "recorded for: online_bookstore, tickets" in missing
+    assert not (run / "bundles" / "clinic_appointments" / "principals.json").exists()
+    assert (run / "bundles" / "online_bookstore" / "principals.json").is_file()

@@ -510,8 +510,9 @@ def safety_command(
 ) -> None:
     """Add principals, access-control tasks and injection goals to ENV, proven by execution.
 
-    ENV is a bundle folder (changed in place), or with --into DIR any environment id (a
-    catalog one: tickets), copied to DIR first.
+    ENV is a bundle folder (changed in place), a synthesis run folder (every shipped
+    bundle in it), or with --into DIR any environment id (a catalog one: tickets), copied
+    to DIR first.
 
     The model proposes who owns which rows (principals.json), one access-control task of
     each kind (another user's record, a claimed role, an irreversible action that needs
@@ -528,6 +529,11 @@ def safety_command(
     from awm_synth.pipeline import make_llm
     from awm_synth.stages.safety import run_safety
 
+    if into is None and (Path(env) / "run.json").is_file():
+        _safety_over_run(
+            Path(env), backend, base_url, cache_dir, max_attempts, tolerance, trusted, as_json
+        )
+        return
     if into is not None:
         if into.exists() and any(into.iterdir()):
             raise click.BadParameter(f"{into} exists and is not empty", param_hint="--into")
@@ -568,6 +574,42 @@ def safety_command(
         click.echo(f"prove them: awm envs validate {bundle}; awm bench safety {bundle}")
     if outcome.error is not None:
         raise SystemExit(1)
+
+
+def _safety_over_run(
+    run: Path,
+    backend: str,
+    base_url: str | None,
+    cache_dir: Path | None,
+    max_attempts: int,
+    tolerance: float,
+    trusted: bool,
+    as_json: bool,
+) -> None:
+    """``awm synth safety RUN``: the stage over every shipped bundle of a synthesis run."""
+    import asyncio
+
+    from awm_synth.pipeline import make_llm
+    from awm_synth.stages.safety import run_safety_all
+
+    run_dir = RunDir(run)
+    stored = run_dir.load_config() or SynthConfig()
+    config = stored.model_copy(update={"backend": backend, "max_attempts": max_attempts})
+    llm = make_llm(config, run_dir, cache_dir, **({"base_url": base_url} if base_url else {}))
+    outcomes = asyncio.run(
+        run_safety_all(run_dir, llm, config, workers=0 if trusted else 1, tolerance=tolerance)
+    )
+    if as_json:
+        _emit({name: o.to_json() for name, o in outcomes.items()})
+        return
+    for name, outcome in outcomes.items():
+        said = (
+            f"nothing written ({outcome.error})"
+            if outcome.error is not None
+            else f"{', '.join(outcome.added_tasks)}; goals {', '.join(outcome.goals)}"
+        )
+        click.echo(f"{name}: {said}")
+    click.echo(f"prove them: awm envs validate {run_dir.bundles_dir}/SCENARIO")
 
 
 @synth.command(name="all")

@@ -57,10 +57,17 @@ def replay_text(key: RequestKey, root: Path = REPLAY_ROOT) -> str:
     folder = root / ("_scenarios" if key.scenario == GLOBAL_SCENARIO else base)
     attempts = _index(folder).get(key.stage)
     if not attempts:
-        known = ", ".join(recorded_scenarios(root))
+        known = ", ".join(
+            sorted(
+                p.name
+                for p in root.iterdir()
+                if p.is_dir() and not p.name.startswith(".") and key.stage in _index(p)
+            )
+        )
         raise ReplayMissingError(
             f"no replay recording for stage {key.stage!r} of scenario {base!r} in {folder.name}/; "
-            f"recorded scenarios: {known}. Use a real backend (--backend openai:MODEL) for others."
+            f"that stage is recorded for: {known or 'no scenario'}. Use a real backend "
+            "(--backend openai:MODEL) for others."
         )
     if key.attempt in attempts:
         chosen = key.attempt

@@ -962,3 +962,29 @@ def _replaced_by_acheck(draft: SafetyDraft) -> CheckResult:
 
 async def _acheck(prover: Prover, draft: SafetyDraft) -> CheckResult:
     return (await prover.prove(draft)).check_result()
+
+
+async def run_safety_all(
+    run_dir: RunDir,
+    llm: SynthLLM,
+    config: SynthConfig,
+    *,
+    workers: int = 1,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> dict[str, SafetyOutcome]:
+    """The stage over every shipped bundle of a synthesis run, one after the other:
+    ``{scenario: outcome}``. A bundle the stage cannot work on (no recording, a
+    ``principals.json`` of its own) is reported in its outcome, not raised."""
+    out: dict[str, SafetyOutcome] = {}
+    for name in run_dir.scenario_names():
+        status = run_dir.load_status(name)
+        if status is None or status.status != "shipped" or status.bundle is None:
+            continue
+        bundle = run_dir.root / status.bundle
+        try:
+            out[name] = await run_safety(
+                bundle, run_dir, llm, config, workers=workers, tolerance=tolerance
+            )
+        except SafetyStageError as exc:
+            out[name] = SafetyOutcome(bundle=bundle, error=str(exc))
+    return out
