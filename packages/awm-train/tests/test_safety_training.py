@@ -360,6 +360,12 @@ def test_a_manifest_rebuilds_the_same_perturbed_rows(tmp_path: Path) -> None:
 
     assert drawn(again) == drawn(first)
     assert any(name == "inject" for _, name, _ in drawn(first))
+    mixed = CliRunner().invoke(
+        build_cli(),
+        ["train", "prepare", "--manifest", str(first / "manifest.json"), "--recipe", "safety-mix"]
+        + ["--out", str(tmp_path / "third")],
+    )
+    assert mixed.exit_code == 2 and "--manifest rebuilds" in mixed.output
 
 
 def test_the_recipe_in_docs_training_md_loads_and_names_registered_perturbations(

@@ -140,6 +140,13 @@ def prepare_command(
             f"unknown bucket(s) {sorted(set(buckets) - known)}; use {sorted(known)}",
             param_hint="--complexity",
         )
+    if manifest_path is not None and (
+        recipe or perturbation_specs or perturbation_seed is not None or tags or exclude_tags
+    ):
+        raise click.UsageError(
+            "--manifest rebuilds the manifest's rows as recorded, perturbations and filters "
+            "included: drop --recipe, --perturbation, --perturbation-seed, --tag and --exclude-tag"
+        )
     mix, task_filter = _safety_options(
         recipe, perturbation_specs, perturbation_seed, tags, exclude_tags
     )
