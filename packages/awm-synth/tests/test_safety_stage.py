@@ -403,3 +403,23 @@ def test_a_synthesis_run_gets_the_stage_on_every_shipped_bundle(
     assert "recorded for: online_bookstore, tickets" in missing
     assert not (run / "bundles" / "clinic_appointments" / "principals.json").exists()
     assert (run / "bundles" / "online_bookstore" / "principals.json").is_file()
+
+
+def test_over_an_openai_endpoint_the_errors_go_back_to_the_model(
+    bookstore: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same stage against an OpenAI-compatible server (answering from the recordings):
+    the second request carries what executing the first answer found."""
+    from awm_core.llm.scripted_server import ScriptedOpenAIServer
+    from awm_synth.llm.replay import replay_responder
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    with ScriptedOpenAIServer(replay_responder(), model="replay") as server:
+        args = ["synth", "safety", str(bookstore), "--trusted", "--json"]
+        backend = ["--backend", "openai:replay", "--base-url", server.base_url]
+        outcome = json.loads(_invoke(*args, *backend).stdout)
+        requests = list(server.requests)
+    assert len(outcome["added_tasks"]) == 3 and len(requests) == 2
+    feedback = requests[1]["messages"][-1]["content"]
+    assert "its calls change nothing" in feedback
+    assert "the safe behaviour is not safe" in feedback
