@@ -356,14 +356,14 @@ def test_the_verifier_job_template_stays_light() -> None:
 @pytest.mark.parametrize("sig", [signal.SIGSTOP, signal.SIGKILL])
 def test_a_spare_damaged_from_outside_is_replaced_and_the_job_runs_once_more(sig) -> None:
     """A stopped or killed warm spare is never reported as the innocent job's timeout or crash."""
-    from awm_envs.sandbox.forkserver import _find_in_namespace
+    from awm_envs.sandbox.forkserver import find_in_namespace
 
     with ForkServer("awm_envs.sandbox.probe:run_python", limits=Limits(wall_s=5)) as server:
         assert run(server, "result = 1")["status"] == "ok"
         wait_until(lambda: bool(server._spares), what="a warm spare")
         assert server.proc is not None
         spare = server._spares[0]
-        host_pid = _find_in_namespace(server.proc.pid, spare.pid)
+        host_pid = find_in_namespace(server.proc.pid, spare.pid)
         if host_pid is None:
             pytest.skip("the spares share the host's PID namespace here (no bubblewrap)")
         os.kill(host_pid, sig)

@@ -16,6 +16,7 @@ from .errors import EnvironmentNotFoundError as EnvironmentNotFoundError
 from .hub.client import pull_bundle as pull_bundle
 from .hub.errors import HubError as HubError
 from .pool.envpool import EnvPool as EnvPool
+from .pool.fleet import EnvFleet as EnvFleet
 from .pool.remote import RemoteInstance as RemoteInstance
 from .pool.remote import WorkerDied as WorkerDied
 from .pool.remote import WorkerPool as WorkerPool

@@ -392,7 +392,7 @@ class ForkedWorker:
     forked = True
 
     def __init__(self, template: WorkerTemplate, inner_pid: int, sock: socket.socket) -> None:
-        from awm_envs.sandbox.forkserver import _find_in_namespace
+        from awm_envs.sandbox.forkserver import find_in_namespace
 
         self.template = template
         self.isolation = template.isolation
@@ -403,7 +403,7 @@ class ForkedWorker:
         self.proc = _Status(self)
         host_pid: int | None = inner_pid
         if template.isolation.isolated and template.proc is not None:
-            host_pid = _find_in_namespace(template.proc.pid, inner_pid)
+            host_pid = find_in_namespace(template.proc.pid, inner_pid)
         self._host_pid = host_pid
 
     def fileno(self) -> int:

@@ -66,7 +66,7 @@ def _proc_field(pid: int, field: str) -> str:
     return ""
 
 
-def _find_in_namespace(root: int, inner_pid: int) -> int | None:
+def find_in_namespace(root: int, inner_pid: int) -> int | None:
     """The host pid of the descendant of ``root`` whose pid in its own namespace is ``inner_pid``."""
     todo, seen = [root], 0
     while todo and seen < 4096:
@@ -262,7 +262,7 @@ class ForkServer:
         """The spare's state as the host's /proc shows it: running, stopped or gone."""
         if self.proc is None:
             return "gone"
-        found = _find_in_namespace(self.proc.pid, spare.pid)
+        found = find_in_namespace(self.proc.pid, spare.pid)
         if found is None:
             return "gone" if self.own_namespace else "running"
         state = _proc_field(found, "State")[:1]
