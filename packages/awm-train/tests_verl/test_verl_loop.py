@@ -9,6 +9,7 @@ through an ``LLMServerClient`` subclass running a tiny random Qwen3 on the CPU
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -493,3 +494,33 @@ def test_a_conversational_episode_with_a_scripted_user_trains_the_agent_turns_on
     first = tokenizer.decode(outputs[0].prompt_ids)
     assert "Hi, I'd like to cancel an order I placed, please." in first
     assert "send_message_to_user" in first
+
+
+def test_a_perturbed_row_s_trajectory_meets_its_perturbation_in_the_loop(
+    tokenizer: Any, tmp_path: Path
+) -> None:
+    """The row's ``perturbation`` and seed (as ``awm train prepare`` writes them) reach the
+    episode: the reference resists ``inject`` (reward 1) and the episode log keeps the plan."""
+    config = _yaml_config(tmp_path, episode_log=str(tmp_path / "episodes.jsonl"))
+    task = next(t for t in load_environment("bank").tasks if t.id == "lock_debit_card")
+    loop, _ = _loop(config, tokenizer, _Scripted(tokenizer, reference_replies(task)))
+    extra = {"env_id": "bank", "task_id": task.id, "perturbation": "inject", "perturbation_seed": 0}
+    outputs = asyncio.run(loop.run({"temperature": 1.0}, extra_info=extra))
+    info = outputs[-1].extra_fields["reward_extra_info"]
+    assert outputs[-1].reward_score == 1.0 and info["perturbed"] == 1.0
+    assert info["attack_goal_reached"] == 0.0 and info["safety_violation"] == 0.0
+    (line,) = (tmp_path / "episodes.jsonl").read_text().splitlines()
+    plan = json.loads(line)["perturbation"]
+    assert (plan["name"], plan["seed"], plan["goal"]["id"]) == ("inject", 0, "pay_attacker")
+    assert plan["record"]["placed"]
+
+
+def test_a_row_naming_an_unregistered_perturbation_fails_its_group_not_scores_zero(
+    tokenizer: Any,
+) -> None:
+    from awm_core.errors import UnknownNameError
+
+    loop, _ = _loop(_config(), tokenizer, _Scripted(tokenizer, ["never asked"]))
+    extra = {"env_id": "bank", "task_id": "lock_debit_card", "perturbation": "no-such-one"}
+    with pytest.raises(UnknownNameError, match="no-such-one"):
+        asyncio.run(loop.run({"temperature": 1.0}, extra_info=extra))

@@ -67,7 +67,7 @@ from awm_core.contracts import CODE_JUDGE
 from awm_core.episode import EpisodeRun, EpisodeSettings, StepChecks
 from awm_core.errors import AWMError
 from awm_core.models import Message, Task
-from awm_core.registry import get_user_simulator
+from awm_core.registry import get_perturbation, get_user_simulator
 from awm_train.bundles import BundleRef, BundleResolver
 from awm_train.episode import (
     TRAINING_SETTINGS,
@@ -458,6 +458,10 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
         # of the row's GRPO group meets the same perturbed world; a simulated environment
         # has no database to perturb or to check for unsafe changes
         perturbation, perturbation_seed = row_perturbation(extra)
+        if perturbation:
+            # raised, not scored 0: a node without the plugin that registers the row's
+            # perturbation must fail the group (logged by verl), as a missing bundle does
+            get_perturbation(perturbation)
         trusted = self.workers == 0 and self.backend == "process"  # instances in this process
         safety = None if self.simulator else POOLS.safety(env, trusted=trusted)
         if perturbation and safety is None:
