@@ -30,16 +30,9 @@ def _emit(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 
 
-def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Options every pipeline command takes."""
-    options = [
-        click.option(
-            "--out",
-            "out",
-            type=click.Path(file_okay=False, path_type=Path),
-            required=True,
-            help="Run folder: checkpoints, cache and bundles. Rerun with the same folder to resume.",
-        ),
+def _llm_option_list(cache_help: str) -> list[Callable[[Any], Any]]:
+    """``--backend``, ``--base-url`` and ``--cache``: how every LLM-driven command reaches its model."""
+    return [
         click.option(
             "--backend",
             default="replay",
@@ -52,18 +45,45 @@ def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
             help="Endpoint of an OpenAI-compatible server (openai: backends).",
         ),
         click.option(
+            "--cache",
+            "cache_dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=None,
+            help=cache_help,
+        ),
+    ]
+
+
+def _llm_options(cache_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The LLM options as one decorator (see :func:`_llm_option_list`)."""
+
+    def apply(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(_llm_option_list(cache_help)):
+            fn = option(fn)
+        return fn
+
+    return apply
+
+
+def _common(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Options every pipeline command takes."""
+    options = [
+        click.option(
+            "--out",
+            "out",
+            type=click.Path(file_okay=False, path_type=Path),
+            required=True,
+            help="Run folder: checkpoints, cache and bundles. Rerun with the same folder to resume.",
+        ),
+        *_llm_option_list(
+            "LLM response cache folder (default RUN_DIR/cache); share it between runs."
+        ),
+        click.option(
             "--concurrency",
             type=click.IntRange(min=1),
             default=64,
             show_default=True,
             help="Most LLM requests in flight.",
-        ),
-        click.option(
-            "--cache",
-            "cache_dir",
-            type=click.Path(file_okay=False, path_type=Path),
-            default=None,
-            help="LLM response cache folder (default RUN_DIR/cache); share it between runs.",
         ),
         click.option(
             "--tasks-per-scenario",
@@ -379,20 +399,7 @@ for _stage, _doc in {
     required=True,
     help="A run folder with shipped bundles (awm synth all --out RUN).",
 )
-@click.option(
-    "--backend",
-    default="replay",
-    show_default=True,
-    help="LLM backend spec: replay (offline recordings), openai:MODEL, scripted:FILE ...",
-)
-@click.option("--base-url", default=None, help="Endpoint of an OpenAI-compatible server.")
-@click.option(
-    "--cache",
-    "cache_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="LLM response cache folder (default RUN_DIR/cache).",
-)
+@_llm_options("LLM response cache folder (default RUN_DIR/cache).")
 @click.option(
     "--per-scenario",
     type=click.IntRange(min=1),
@@ -460,20 +467,7 @@ def conversations_command(
     "(default: the synthesis run holding the bundle, else its folder name + .safety-run "
     "beside it).",
 )
-@click.option(
-    "--backend",
-    default="replay",
-    show_default=True,
-    help="LLM backend spec: replay (offline recordings), openai:MODEL, scripted:FILE ...",
-)
-@click.option("--base-url", default=None, help="Endpoint of an OpenAI-compatible server.")
-@click.option(
-    "--cache",
-    "cache_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="LLM response cache folder (default RUN/cache).",
-)
+@_llm_options("LLM response cache folder (default RUN/cache).")
 @click.option(
     "--max-attempts",
     type=click.IntRange(min=1),
