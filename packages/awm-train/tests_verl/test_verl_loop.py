@@ -524,3 +524,36 @@ def test_a_row_naming_an_unregistered_perturbation_fails_its_group_not_scores_ze
     extra = {"env_id": "bank", "task_id": "lock_debit_card", "perturbation": "no-such-one"}
     with pytest.raises(UnknownNameError, match="no-such-one"):
         asyncio.run(loop.run({"temperature": 1.0}, extra_info=extra))
+
+
+def test_with_max_environments_the_loop_keeps_pools_for_the_environments_in_use(
+    tokenizer: Any, tmp_path: Path
+) -> None:
+    """``max_environments: 1`` with sandboxed workers forked from the template: each new
+    environment's pool replaces the idle one, and every trajectory still scores."""
+    from awm_train.verl_loop import POOLS
+
+    config = _yaml_config(tmp_path, max_environments=1, workers=1, template=True)
+    rows = [
+        ("shop", "cart_coupon_checkout"),
+        ("bank", "lock_debit_card"),
+        ("shop", "cart_coupon_checkout"),
+    ]
+    fleets_before = set(POOLS._fleets)
+
+    async def run() -> list[float]:
+        rewards = []
+        for env_id, task_id in rows:
+            task = next(t for t in load_environment(env_id).tasks if t.id == task_id)
+            loop, _ = _loop(config, tokenizer, _Scripted(tokenizer, reference_replies(task)))
+            outputs = await loop.run(
+                {"temperature": 1.0}, extra_info={"env_id": env_id, "task_id": task_id}
+            )
+            rewards.append(outputs[-1].reward_score)
+        (key,) = set(POOLS._fleets) - fleets_before
+        fleet = POOLS._fleets.pop(key)
+        assert (fleet.opened, fleet.evicted, len(fleet.open_environments)) == (3, 2, 1)
+        await fleet.close()
+        return rewards
+
+    assert asyncio.run(run()) == [1.0, 1.0, 1.0]

@@ -8,6 +8,8 @@ Register it the way verl users do, with an agent-loop config file given to
       judge: code            # or code+llm (needs AWM_JUDGE_MODEL)
       history_window: 3
       workers: 0             # 0: in-process instances (trusted catalog); N: sandboxed workers
+      max_environments: null # N: pools for at most N environments, the idle longest closed first
+      template: null         # true: sandboxed workers forked from a pre-imported template
       simulator: null        # a model (openai:gpt-4o) to train on the LLM-simulated baseline instead
       user_simulator: scripted  # who plays a conversational task's user: scripted or llm
       user_model: null       # the llm user's own model, served apart from the policy (openai:NAME)
@@ -201,6 +203,7 @@ class _Pools:
 
     def __init__(self) -> None:
         self._pools: dict[tuple[str, str, int, int, str, str], tuple[Any, Any, str | None]] = {}
+        self._fleets: dict[str, Any] = {}  # EnvFleet by its settings (max_environments set)
         self._lock: asyncio.Lock | None = None
         self.bundles = BundleResolver()
         self._safety: dict[tuple[str, str, bool], EnvSafety] = {}
@@ -222,18 +225,44 @@ class _Pools:
         simulator: str | None = None,
         backend: str = "process",
         ray_options: dict[str, Any] | None = None,
+        max_environments: int | None = None,
+        template: bool | None = None,
     ) -> tuple[Any, Any, str | None]:
         """``(environment, pool, verifier source)``; a simulated one when ``simulator`` names a model.
+
+        With ``max_environments`` the pools come from an :class:`~awm_envs.EnvFleet`: at
+        most that many environments keep a pool in this process, the one idle longest
+        closed first (a run over hundreds of generated environments); without it every
+        environment met keeps its pool for the run. ``template`` forks sandboxed workers
+        from a pre-imported template (default: ``AWM_WORKER_TEMPLATE``; a fleet's default:
+        on when ``workers`` > 0).
 
         Raises a :class:`~awm_train.bundles.BundleResolutionError` when the row's
         bundle is not on this node with the row's digest.
         """
-        from awm_envs import EnvPool, SimulatedEnvironment
+        from awm_envs import EnvFleet, EnvPool, SimulatedEnvironment
 
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
             real = self.bundles.resolve(ref)
+            if max_environments and not simulator:
+                settings = json.dumps(
+                    [max_environments, size, workers, backend, ray_options, template],
+                    sort_keys=True,
+                    default=str,
+                )
+                fleet = self._fleets.get(settings)
+                if fleet is None:
+                    fleet = self._fleets[settings] = EnvFleet(
+                        max_environments=max_environments,
+                        size=size,
+                        workers=workers,
+                        template=template,
+                        backend=backend,
+                        ray_options=ray_options,
+                    )
+                return real, fleet.pool(real.path), real.verifier_source
             key = (str(real.path), ref.digest, size, workers, simulator or "", backend)
             if key not in self._pools:
                 if simulator:  # no database: verifiers cannot run, an LLM judge decides
@@ -241,7 +270,12 @@ class _Pools:
                     self._pools[key] = (sim, await sim.pool(size).start(), None)
                 else:
                     pool = EnvPool(
-                        real, size=size, workers=workers, backend=backend, ray_options=ray_options
+                        real,
+                        size=size,
+                        workers=workers,
+                        backend=backend,
+                        ray_options=ray_options,
+                        template=template,
                     )
                     await pool.start()
                     self._pools[key] = (real, pool, real.verifier_source)
@@ -383,6 +417,8 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
         max_steps: int = TRAINING_SETTINGS.max_steps,
         pool_size: int = 16,
         workers: int = 0,
+        max_environments: int | None = None,
+        template: bool | None = None,
         simulator: str | None = None,
         backend: str = "process",
         ray_options: dict[str, Any] | None = None,
@@ -415,6 +451,8 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
         )
         self.pool_size = pool_size
         self.workers = workers
+        self.max_environments = max_environments
+        self.template = template
         self.simulator = simulator
         self.backend = backend
         self.ray_options = dict(ray_options) if ray_options else None
@@ -437,6 +475,8 @@ class AWMAgentLoop(AgentLoopBase):  # type: ignore[misc, unused-ignore]  # verl 
             simulator=self.simulator,
             backend=self.backend,
             ray_options=self.ray_options,
+            max_environments=self.max_environments,
+            template=self.template,
         )
         task: Task = next(t for t in env.tasks if t.id == task_id)
         generator = VerlServerGenerator(self.server_manager, sampling_params)

@@ -145,6 +145,11 @@ class EnvFleet:
                 entry.used = time.monotonic()
                 self._changed.notify_all()
 
+    def pool(self, env: str | Path) -> FleetPool:
+        """``env``'s view of the fleet: an :class:`~awm_core.session.InstancePool` whose
+        instances come from (and count for) the fleet, for code written against one pool."""
+        return FleetPool(self, env)
+
     async def close(self) -> None:
         """Close every pool."""
         async with self._changed:
@@ -161,4 +166,16 @@ class EnvFleet:
         await self.close()
 
 
-__all__ = ["EnvFleet"]
+class FleetPool:
+    """One environment of an :class:`EnvFleet`, with a pool's ``instance()``."""
+
+    def __init__(self, fleet: EnvFleet, env: str | Path) -> None:
+        self.fleet = fleet
+        self.env = env
+
+    def instance(self) -> contextlib.AbstractAsyncContextManager[PooledInstance]:
+        """``async with view.instance() as inst``: see :meth:`EnvFleet.instance`."""
+        return self.fleet.instance(self.env)
+
+
+__all__ = ["EnvFleet", "FleetPool"]
