@@ -18,6 +18,7 @@ import contextlib
 import functools
 import itertools
 import os
+import secrets
 from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -79,6 +80,29 @@ def _usable(folder: Path) -> bool:
             probe.rmdir()
 
 
+@functools.cache
+def _sweep_once(parent: Path) -> None:
+    """Remove the empty sandbox cgroups of processes that are gone (once per process).
+
+    A process killed outright (SIGKILL, a crash) leaves its sandboxes' cgroups behind;
+    the kernel refuses to remove one that still holds a process, so this only ever
+    removes empty ones, and only those whose creator (the pid in the name) has exited,
+    never one a live process is about to join.
+    """
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        parts = entry.name.split("-")
+        if len(parts) < 4 or parts[0] != "awm" or parts[1] != "sandbox" or not parts[2].isdigit():
+            continue
+        if Path(f"/proc/{parts[2]}").exists():
+            continue
+        with contextlib.suppress(OSError):
+            entry.rmdir()
+
+
 class PidsCgroup:
     """One sandbox's pids cgroup: made, joined by the sandbox's first process, removed."""
 
@@ -88,19 +112,32 @@ class PidsCgroup:
 
     @classmethod
     def create(cls, limit: int) -> PidsCgroup | None:
-        """A new cgroup allowing ``limit`` processes, or None where the host offers none."""
+        """A new cgroup allowing ``limit`` processes, or None where the host offers none.
+
+        The name carries a random part: a cgroup left behind by a process that was killed
+        (it cannot remove its own) must never make a later process whose pid is the same
+        fail to create its own and so run without a process-count bound.
+        """
         parent = _parent()
         if parent is None:
             return None
-        folder = parent / f"awm-sandbox-{os.getpid()}-{next(_counter)}"
-        try:
-            folder.mkdir()
-            (folder / "pids.max").write_text(str(limit))
-        except OSError:
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-            return None
-        return cls(folder, limit)
+        _sweep_once(parent)
+        for _ in range(3):
+            folder = parent / f"awm-sandbox-{os.getpid()}-{next(_counter)}-{secrets.token_hex(4)}"
+            try:
+                folder.mkdir()
+            except FileExistsError:
+                continue
+            except OSError:
+                return None
+            try:
+                (folder / "pids.max").write_text(str(limit))
+            except OSError:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+                return None
+            return cls(folder, limit)
+        return None
 
     def join(self) -> None:
         """Move the calling process into the cgroup (``preexec_fn``: before bwrap runs)."""
