@@ -14,11 +14,11 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
+
+from awm_core.testing import venv_over_this_one
 
 ROOT = Path(__file__).resolve().parents[3]
 SAFETY_MD = ROOT / "docs" / "safety.md"
@@ -49,17 +49,10 @@ def _documented_command() -> str:
 def test_the_documented_perturbation_plugin_is_picked_up_by_awm_bench_safety(
     tmp_path: Path,
 ) -> None:
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is not installed (. ./uv-env.sh installs it)")
     venv = tmp_path / "venv"
-    made = subprocess.run(
-        [uv, "venv", "-q", "-p", sys.executable, str(venv)], capture_output=True, text=True
-    )
-    assert made.returncode == 0, made.stderr
-    site = next((venv / "lib").glob("python*/site-packages"))
-    workspace = sysconfig.get_paths()["purelib"]
-    (site / "awm_workspace.pth").write_text(f"import site; site.addsitedir({workspace!r})\n")
+    venv_over_this_one(venv)
+    uv = shutil.which("uv")
+    assert uv is not None
     project = _plugin_files(tmp_path / "awm-shout")
     installed = subprocess.run(
         [

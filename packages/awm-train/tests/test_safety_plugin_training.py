@@ -14,13 +14,12 @@ import json
 import re
 import shutil
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 
 from awm_core.llm.local_backend import smollm2_available
+from awm_core.testing import venv_over_this_one
 
 ROOT = Path(__file__).resolve().parents[3]
 SAFETY_MD = ROOT / "docs" / "safety.md"
@@ -84,17 +83,10 @@ def _plugin_files(dest: Path) -> Path:
 def test_a_plugin_perturbation_named_in_a_recipe_reaches_a_training_episode(
     tmp_path: Path,
 ) -> None:
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is not installed (. ./uv-env.sh installs it)")
     venv = tmp_path / "venv"
-    made = subprocess.run(
-        [uv, "venv", "-q", "-p", sys.executable, str(venv)], capture_output=True, text=True
-    )
-    assert made.returncode == 0, made.stderr
-    site = next((venv / "lib").glob("python*/site-packages"))
-    workspace = sysconfig.get_paths()["purelib"]
-    (site / "awm_workspace.pth").write_text(f"import site; site.addsitedir({workspace!r})\n")
+    venv_over_this_one(venv)
+    uv = shutil.which("uv")
+    assert uv is not None
     python = str(venv / "bin" / "python")
     installed = subprocess.run(
         [uv, "pip", "install", "-q", "--python", python, "--no-deps", "-e", "."],

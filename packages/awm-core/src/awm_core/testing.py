@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +86,29 @@ async def await_until(
         if time.monotonic() > deadline:
             pytest.fail(f"still not true after {timeout:g} s: {what or predicate!r}")
         await asyncio.sleep(interval)
+
+
+def venv_over_this_one(folder: Path) -> Path:
+    """A fresh venv at ``folder`` that also sees this interpreter's packages; its python.
+
+    For tests that install a third party's plugin the way its README says (``pip install
+    -e .``) without touching the venv running the tests: the plugin lands in the new
+    venv only, awm comes from this one (a ``.pth`` line adds its site-packages). Skips the
+    test where uv is missing.
+    """
+    import shutil
+    import subprocess
+    import sys
+    import sysconfig
+
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv is not installed (. ./uv-env.sh installs it)")
+    made = subprocess.run(
+        [uv, "venv", "-q", "-p", sys.executable, str(folder)], capture_output=True, text=True
+    )
+    assert made.returncode == 0, made.stderr
+    site = next((folder / "lib").glob("python*/site-packages"))
+    workspace = sysconfig.get_paths()["purelib"]
+    (site / "awm_workspace.pth").write_text(f"import site; site.addsitedir({workspace!r})\n")
+    return folder / "bin" / "python"
