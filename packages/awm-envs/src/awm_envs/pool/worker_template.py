@@ -27,15 +27,14 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import os
 import signal
 import socket
-import struct
 import threading
 import time
 from typing import Any
 
+from awm_envs.sandbox import wire
 from awm_envs.sandbox.exits import describe_exit
 from awm_envs.sandbox.isolation import Isolation
 from awm_envs.sandbox.limits import GIB, Limits
@@ -44,37 +43,36 @@ from awm_envs.sandbox.process import SandboxProcess
 TEMPLATE_ENTRY = "awm_envs.pool.worker_template:serve"
 TEMPLATE_PROCESSES = 8192  # every worker and thread of the template's sandbox together
 TEMPLATE_TMP_BYTES = 4 * GIB  # the shipped bundles of every forked worker
-_LEN = struct.Struct(">I")
 
 
 # --------------------------------------------------------------------------- in the sandbox
 
 
 def _send(sock: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
-    data = json.dumps(message).encode()
-    payload = _LEN.pack(len(data)) + data
+    """One :mod:`~awm_envs.sandbox.wire` message, with descriptors (``SCM_RIGHTS``) if any."""
+    data = wire.encode(message)
     if fds:
-        socket.send_fds(sock, [payload], fds)
+        socket.send_fds(sock, [data], fds)
     else:
-        sock.sendall(payload)
+        sock.sendall(data)
 
 
 def _recv(sock: socket.socket, timeout: float | None = None) -> tuple[dict[str, Any], list[int]]:
-    """One length-prefixed JSON message and the descriptors that came with it."""
+    """One :mod:`~awm_envs.sandbox.wire` message and the descriptors that came with it.
+
+    Requests and replies alternate on this channel, so a read never holds more than one.
+    """
     sock.settimeout(timeout)
-    data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 4)
-    if not data:
-        raise EOFError("the channel closed")
-    while len(data) < _LEN.size or len(data) < _LEN.size + _LEN.unpack(data[: _LEN.size])[0]:
-        more = sock.recv(1 << 16)
-        if not more:
-            raise EOFError("the channel closed mid-message")
-        data += more
-    (size,) = _LEN.unpack(data[: _LEN.size])
-    message = json.loads(data[_LEN.size : _LEN.size + size])
-    if not isinstance(message, dict):
-        raise ValueError("a template message must be a JSON object")
-    return message, list(fds)
+    reader = wire.FrameReader()
+    received: list[int] = []
+    while True:
+        data, fds, _, _ = socket.recv_fds(sock, 1 << 16, 4)
+        received += fds
+        if not data:
+            raise EOFError("the channel closed")
+        messages = reader.feed(data)
+        if messages:
+            return messages[0][0], received
 
 
 def _become_worker(sock: socket.socket, root: str, request: dict[str, Any]) -> None:
@@ -199,7 +197,7 @@ def serve(fd: int, config: dict[str, Any]) -> None:
     while True:
         try:
             request, fds = _recv(channel)
-        except (EOFError, OSError, ValueError):
+        except (EOFError, OSError, ValueError):  # wire's errors are EOFError/ValueError
             break
         for stray in fds:
             os.close(stray)
