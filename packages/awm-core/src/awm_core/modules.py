@@ -21,6 +21,7 @@ __all__ = ["content_name", "forget", "import_file"]
 
 _lock = threading.Lock()
 _cache: dict[str, ModuleType] = {}
+_holds: dict[str, int] = {}  # cached imports of each name not yet forgotten
 
 
 def content_name(prefix: str, source: str | bytes, label: str = "", digits: int = 16) -> str:
@@ -34,12 +35,14 @@ def content_name(prefix: str, source: str | bytes, label: str = "", digits: int 
 def import_file(path: Path, name: str, *, cache: bool = True) -> ModuleType:
     """Execute ``path`` as module ``name`` (in ``sys.modules`` while it runs, for dataclasses).
 
-    With ``cache`` the module is imported once per process per name; without it,
-    every call executes the file afresh. Whatever the code raises at import
+    With ``cache`` the module is imported once per process per name, and each call
+    is one hold on it that :func:`forget` releases; without it, every call executes
+    the file afresh. Whatever the code raises at import
     (even ``SystemExit``) propagates, and the half-built module is removed.
     """
     with _lock:
         if cache and name in _cache:
+            _holds[name] = _holds.get(name, 0) + 1
             return _cache[name]
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:  # pragma: no cover - only for odd file systems
@@ -53,6 +56,7 @@ def import_file(path: Path, name: str, *, cache: bool = True) -> ModuleType:
             raise
         if cache:
             _cache[name] = module
+            _holds[name] = 1
         return module
 
 
@@ -62,7 +66,17 @@ def forget(name: str) -> None:
     Why: a process that loads hundreds of generated bundles one after another (``awm
     envs validate`` over an AWM-1K release) would otherwise keep every one of them, about
     2 to 3 MiB each, until it exits. Code still holding the module keeps it alive.
+
+    Names are content digests, so two bundles with the same ``app.py`` share one module:
+    forgetting releases one :func:`import_file` hold, and the module leaves only with the
+    last one (a validation run over a copy of a bundle that a live environment of this
+    process also loaded must not pull the module out from under that environment).
     """
     with _lock:
+        left = _holds.get(name, 0) - 1
+        if left > 0:
+            _holds[name] = left
+            return
+        _holds.pop(name, None)
         _cache.pop(name, None)
         sys.modules.pop(name, None)
