@@ -190,9 +190,14 @@ async def evaluate(
 
 
 def evaluate_both(model_dir: Path, samples: int, limit: int | None) -> dict[str, Any]:
-    """Sampled as in training (temperature 0.7, ``samples`` per task) and greedy (once)."""
+    """Sampled as in training (the recipe's temperature, ``samples`` per task) and greedy (once)."""
+    from awm_train.recipes import load_recipe
+
+    temperature = float(load_recipe(RECIPE).value("actor_rollout_ref.rollout.temperature") or 1.0)
     return {
-        "sampled": asyncio.run(evaluate(model_dir, samples=samples, temperature=0.7, limit=limit)),
+        "sampled": asyncio.run(
+            evaluate(model_dir, samples=samples, temperature=temperature, limit=limit)
+        ),
         "greedy": asyncio.run(evaluate(model_dir, samples=1, temperature=0.0, limit=limit)),
     }
 
@@ -229,7 +234,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench-results" / "learn-cpu")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument(
-        "--samples", type=int, help="GRPO group size (rollout.n; default: the recipe's 8)"
+        "--samples", type=int, help="GRPO group size (rollout.n; default: the recipe's)"
     )
     parser.add_argument("--eval-samples", type=int, default=4, help="samples per held-out task")
     parser.add_argument(
