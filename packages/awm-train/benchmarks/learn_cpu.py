@@ -103,6 +103,8 @@ def curve(
             row["format_error"] = sum(bool(e.get("format_error")) for e in group) / n
             row["turns"] = sum(e.get("turns") or 0 for e in group) / n
             row["response_tokens"] = sum(e.get("response_tokens") or 0 for e in group) / n
+            tools = [first_tool(e) for e in group]
+            row["first_tools"] = {t: tools.count(t) for t in sorted(set(tools))}
             for part in ("generate_s", "env_s", "verify_s"):  # inside verl's timing_s/gen
                 if all(part in e for e in group):
                     row[f"trajectory_{part}"] = sum(e[part] for e in group) / n
@@ -110,6 +112,52 @@ def curve(
             if key in s:
                 row[name] = s[key]
         out.append(row)
+    return out
+
+
+FIRST_TOOL = re.compile(r'"tool_name":\s*"([^"]+)"')
+
+
+def first_tool(episode: dict[str, Any]) -> str:
+    """The tool the first reply names (``"?"`` when it names none): what the policy reaches for."""
+    responses = episode.get("responses") or [""]
+    match = FIRST_TOOL.search(responses[0] or "")
+    return match.group(1) if match else "?"
+
+
+def task_kinds() -> dict[str, str]:
+    """Task id -> its first tag (``switch``, ``dim``, ``two``): the kinds of request in ``lights``."""
+    from awm_envs import load_environment
+
+    return {t.id: (t.tags[0] if t.tags else "other") for t in load_environment(ENV_ID).tasks}
+
+
+def by_kind(episodes: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Per kind of task, first half of the run vs second: completion, format errors, first tools.
+
+    Why: the per-step curve mixes kinds (each step is one task), so a policy that learns one
+    kind and gives up on another reads as noise there.
+    """
+    kinds = task_kinds()
+    steps = sorted(episodes)
+    half = len(steps) // 2
+    out: dict[str, Any] = {}
+    for label, part in (("first_half", steps[:half]), ("second_half", steps[half:])):
+        for step in part:
+            for e in episodes[step]:
+                slot = out.setdefault(kinds.get(e["task_id"], "other"), {}).setdefault(
+                    label, {"trajectories": 0, "completed": 0, "format_error": 0, "first_tool": {}}
+                )
+                slot["trajectories"] += 1
+                slot["completed"] += e.get("verdict") == "Completed"
+                slot["format_error"] += bool(e.get("format_error"))
+                tool = first_tool(e)
+                slot["first_tool"][tool] = slot["first_tool"].get(tool, 0) + 1
+    for halves in out.values():
+        for slot in halves.values():
+            n = slot["trajectories"]
+            slot["completed"] = round(slot["completed"] / n, 3)
+            slot["format_error"] = round(slot["format_error"] / n, 3)
     return out
 
 
@@ -244,6 +292,12 @@ def main() -> int:
     parser.add_argument("--json-out", type=Path, help="default: docs/benchmarks/learning-cpu.json")
     parser.add_argument("--png", type=Path, help="default: beside --json-out")
     parser.add_argument("--reuse", action="store_true", help="reuse the run and log in --out")
+    parser.add_argument(
+        "--curve-only",
+        action="store_true",
+        help="recompute the curve and its summaries from the run in --out into an existing "
+        "--json-out, keeping its before/after evaluation (nothing is trained or evaluated)",
+    )
     args = parser.parse_args()
     OUT = args.out.resolve()
     OUT.mkdir(parents=True, exist_ok=True)
@@ -251,6 +305,8 @@ def main() -> int:
     png = args.png or json_out.with_suffix(".png")
     awm = awm_command()
     timings: dict[str, float] = {}
+    if args.curve_only:
+        return rewrite_curve(json_out, png)
 
     t = time.perf_counter()
     if not (OUT / "data" / "manifest.json").is_file():
@@ -317,14 +373,7 @@ def main() -> int:
     timings["eval_after_s"] = time.perf_counter() - t
     print("after:", json.dumps(after), flush=True)
 
-    k = min(5, max(1, len(rows) // 2))
-    summary = {
-        key: {
-            "first_steps": window_mean(rows, key, slice(0, k)),
-            "last_steps": window_mean(rows, key, slice(-k, None)),
-        }
-        for key in ("reward", "completed", "format_error", "turns", "response_tokens", "step_s")
-    }
+    k, summary = summarise(rows)
     result = {
         "experiment": "GRPO through verl main_ppo (V1 trainer) on a 2-core CPU",
         "command": "python packages/awm-train/benchmarks/learn_cpu.py"
@@ -336,6 +385,7 @@ def main() -> int:
         "steps": len(rows),
         "window": k,
         "summary": summary,
+        "by_kind": by_kind(episodes_by_step(ckpt / "episodes.jsonl")),
         "before": before,
         "after": after,
         "timings_s": {k2: round(v, 1) for k2, v in timings.items()},
@@ -346,6 +396,32 @@ def main() -> int:
     plotted = plot(rows, png)
     print(json.dumps({"summary": summary, "before": before, "after": after}, indent=2))
     print(f"wrote {json_out}" + (f" and {png}" if plotted else ""))
+    return 0
+
+
+def summarise(rows: list[dict[str, Any]]) -> tuple[int, dict[str, Any]]:
+    """The window (5 steps, fewer on short runs) and each figure's first vs last window."""
+    k = min(5, max(1, len(rows) // 2))
+    return k, {
+        key: {
+            "first_steps": window_mean(rows, key, slice(0, k)),
+            "last_steps": window_mean(rows, key, slice(-k, None)),
+        }
+        for key in ("reward", "completed", "format_error", "turns", "response_tokens", "step_s")
+    }
+
+
+def rewrite_curve(json_out: Path, png: Path) -> int:
+    """``--curve-only``: the curve, summary and per-kind figures again from OUT's run."""
+    result = json.loads(json_out.read_text(encoding="utf-8"))
+    log = (OUT / "train.log").read_text(encoding="utf-8", errors="replace")
+    episodes = episodes_by_step(OUT / "ckpt" / "episodes.jsonl")
+    rows = curve(parse_steps(log), episodes)
+    result["window"], result["summary"] = summarise(rows)
+    result["steps"], result["curve"], result["by_kind"] = len(rows), rows, by_kind(episodes)
+    json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    plot(rows, png)
+    print(json.dumps({"summary": result["summary"], "by_kind": result["by_kind"]}, indent=2))
     return 0
 
 
