@@ -37,6 +37,16 @@ def test_each_step_has_its_group_of_trajectories_and_verl_s_figures(
         assert row["turns"] >= 1 and row["response_tokens"] > 0
         assert row["step_s"] > 0 and row["gen_s"] > 0 and row["update_actor_s"] > 0
         assert "pg_loss" in row
+        assert sum(row["first_tools"].values()) == 2  # one first tool (or "?") per trajectory
+
+
+def test_the_per_kind_figures_count_every_trajectory_once(figures: dict[str, Any]) -> None:
+    halves = [half for kind in figures["by_kind"].values() for half in kind.values()]
+    assert sum(h["trajectories"] for h in halves) == 4
+    assert set(figures["by_kind"]) <= {"switch", "brightness"}  # lights' kinds of request
+    for h in halves:
+        assert sum(h["first_tool"].values()) == h["trajectories"]
+        assert 0.0 <= h["completed"] <= 1.0 and 0.0 <= h["format_error"] <= 1.0
 
 
 def test_the_episode_log_holds_every_trajectory_with_the_recipe_s_settings(
