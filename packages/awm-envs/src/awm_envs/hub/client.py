@@ -15,6 +15,7 @@ explicit endpoint: ``endpoint=``, else ``HF_ENDPOINT``, else huggingface.co.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Iterator
@@ -111,7 +112,6 @@ def _hub_errors(
     repo_id: str, repo_type: str, endpoint: str, revision: str | None
 ) -> Iterator[None]:
     """Turn ``huggingface_hub``/``httpx`` exceptions into awm's typed hub errors."""
-    import httpx
     from huggingface_hub import errors as hf_errors
 
     try:
@@ -129,8 +129,23 @@ def _hub_errors(
         if status >= 500 or status == 0:
             raise HubConnectionError(endpoint, f"the server answered HTTP {status}") from exc
         raise HubError(f"the hub at {endpoint} answered HTTP {status}: {_first_line(exc)}") from exc
-    except httpx.HTTPError as exc:  # connection refused, DNS, timeouts, broken transfers
+    except _transport_errors() as exc:  # connection refused, DNS, timeouts, broken transfers
         raise HubConnectionError(endpoint, _first_line(exc) or type(exc).__name__) from exc
+
+
+def _transport_errors() -> tuple[type[Exception], ...]:
+    """The HTTP client's base exception: ``httpx`` under huggingface_hub 1.x, ``httpx2`` under 2.x.
+
+    Both are caught when both are installed, so a hub call that fails below
+    huggingface_hub's own error types is a :class:`HubConnectionError` on either major.
+    """
+    errors: list[type[Exception]] = []
+    for module in ("httpx", "httpx2"):
+        try:
+            errors.append(importlib.import_module(module).HTTPError)
+        except ImportError:
+            continue
+    return tuple(errors)
 
 
 def _first_line(exc: BaseException) -> str:
