@@ -30,6 +30,7 @@ from awm_bench.bfcl.upstream import (
     forget_instances,
     register_models,
 )
+from awm_core.paths import process_scratch
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,6 @@ def _handler(model: str) -> Any:
     return handler
 
 
-@cache
-def _score_dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="awm-bfcl-score-"))
-
-
 def score_case(
     case: BfclCase, output: Any, *, mode: str = "episode", model: str | None = None
 ) -> CaseScore:
@@ -81,7 +77,7 @@ def score_case(
     runner = bfcl.module("bfcl_eval.eval_checker.eval_runner")
     utils = bfcl.module("bfcl_eval.utils")
     category = case.category
-    score_dir = _score_dir()
+    score_dir = process_scratch("awm-bfcl-score-")
     result = [{"id": case.id, "result": copy.deepcopy(output)}]
     prompt = [copy.deepcopy(case.entry)]
     answer = [{"id": case.id, "ground_truth": copy.deepcopy(case.ground_truth)}]
@@ -145,18 +141,19 @@ def upstream_overall(scores: Mapping[str, CategoryScore]) -> dict[str, float]:
             c: {"accuracy": s.accuracy, "total_count": s.total} for c, s in scores.items()
         }
     }
-    out = Path(tempfile.mkdtemp(prefix="awm-bfcl-board-"))
-    with redirect_stdout(StringIO()):
-        helper.generate_leaderboard_csv(table, out)
 
-    def first_row(name: str, column: str) -> float:
+    def first_row(out: Path, name: str, column: str) -> float:
         rows = (out / name).read_text(encoding="utf-8").splitlines()
         values = dict(zip(rows[0].split(","), rows[1].split(","), strict=False))
         return float(values[column].rstrip("%")) / 100  # bfcl writes "12.34%"
 
-    return {
-        "overall": first_row("data_overall.csv", "Overall Acc"),
-        "non_live": first_row("data_non_live.csv", "Non_Live Overall Acc"),
-        "live": first_row("data_live.csv", "Live Overall Acc"),
-        "multi_turn": first_row("data_multi_turn.csv", "Multi Turn Overall Acc"),
-    }
+    with tempfile.TemporaryDirectory(prefix="awm-bfcl-board-") as tmp:
+        out = Path(tmp)
+        with redirect_stdout(StringIO()):
+            helper.generate_leaderboard_csv(table, out)
+        return {
+            "overall": first_row(out, "data_overall.csv", "Overall Acc"),
+            "non_live": first_row(out, "data_non_live.csv", "Non_Live Overall Acc"),
+            "live": first_row(out, "data_live.csv", "Live Overall Acc"),
+            "multi_turn": first_row(out, "data_multi_turn.csv", "Multi Turn Overall Acc"),
+        }

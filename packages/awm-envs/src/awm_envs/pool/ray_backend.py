@@ -31,13 +31,13 @@ import contextlib
 import os
 import secrets
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from awm_core.errors import AWMError
 from awm_core.models import ToolSpec
+from awm_core.paths import process_scratch
 from awm_envs.bundle.sources import resolve_env
 from awm_envs.errors import PoolClosedError
 from awm_envs.pool.host import (
@@ -135,7 +135,6 @@ class SandboxActor:
         self.worker = _SandboxedWorker(memory_limit) if sandboxed else None
         self.state = WorkerState()
         self.local: dict[str, str] = {}
-        self.root = Path(tempfile.mkdtemp(prefix="awm-ray-bundles-"))
 
     def where(self) -> tuple[int, str]:
         """This actor's pid and Ray node id."""
@@ -153,7 +152,7 @@ class SandboxActor:
                 raise WorkerRequestError(value)
             local = self.local[key] = key  # the worker names it by its key
             return local
-        folder = self.root / key
+        folder = process_scratch("awm-ray-bundles-") / key
         for name, data in bundle.files().items():
             target = folder / name
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import tempfile
 import threading
 import traceback
 from collections.abc import Iterator
@@ -32,13 +31,13 @@ from sqlalchemy.pool import StaticPool
 
 from awm_core.models import ToolSpec
 from awm_core.modules import content_name, import_file
+from awm_core.paths import process_scratch
 from awm_envs import derive_tool_specs
 
 _lock = threading.Lock()
 # One harness at a time per imported app: the dependency override lives on the shared app
 # object, so two concurrent checks of the same source (cloned scenarios) would cross databases.
 _app_locks: dict[str, threading.Lock] = {}
-_source_dir = Path(tempfile.mkdtemp(prefix="awm-synth-apps-"))
 
 
 class AppLoadError(Exception):
@@ -66,7 +65,7 @@ def import_source(source: str, kind: str = "app") -> ModuleType:
     becomes an :class:`AppLoadError` naming the line.
     """
     name = content_name("awm_synth", source, kind, digits=20)
-    path = _source_dir / f"{name}.py"
+    path = process_scratch("awm-synth-apps-") / f"{name}.py"
     if not path.is_file():
         path.write_text(source, encoding="utf-8")
     try:
