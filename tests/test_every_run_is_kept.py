@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from awm_core.cli import build_cli
 from awm_core.llm.scripted_server import ScriptedOpenAIServer
 from awm_core.models import Termination, Trajectory
-from awm_core.testing import wait_until
+from awm_core.testing import sigint_as_default, wait_until
 
 
 def _awm(*args: str) -> tuple[int, str, str]:
@@ -91,7 +91,12 @@ def test_ctrl_c_in_awm_run_keeps_the_steps_so_far(tmp_path: Path) -> None:
     with ScriptedOpenAIServer(reply, latency_s=0.3) as server:
         env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
         proc = subprocess.Popen(
-            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            cmd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=sigint_as_default,
         )
 
         def steps() -> int:

@@ -72,9 +72,7 @@ def test_a_forked_child_gets_its_own_folder_and_leaves_the_parent_s(tmp_path: Pa
 @pytest.mark.parametrize(
     "module", ["awm_synth.checks.apprunner", "awm_bench.bfcl.scoring", "awm_envs.pool.ray_backend"]
 )
-def test_importing_a_module_that_uses_scratch_makes_no_folder(
-    module: str, tmp_path: Path
-) -> None:
+def test_importing_a_module_that_uses_scratch_makes_no_folder(module: str, tmp_path: Path) -> None:
     _run(f"import {module}", tmp_path)
     assert list(tmp_path.iterdir()) == []
 

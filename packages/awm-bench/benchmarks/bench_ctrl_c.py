@@ -49,7 +49,15 @@ def _json_key(path: Path, key: str) -> bool:
 
 def _interrupt(cmd: list[str], env: dict[str, str], ready: Callable[[], bool]) -> float:
     """Seconds from SIGINT to exit, once ``ready()`` says work has been kept."""
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        # SIGINT acts by default in the child even when this script was started in the
+        # background (a shell's `&` starts it ignored, and the child would inherit that)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 600
     while not ready():
         if proc.poll() is not None or time.monotonic() > deadline:

@@ -91,7 +91,7 @@ def test_ctrl_c_in_the_demo_keeps_the_finished_steps(tmp_path: Path) -> None:
     import signal
     import time
 
-    from awm_core.testing import wait_until
+    from awm_core.testing import sigint_as_default, wait_until
 
     out = tmp_path / "demo"
     proc = subprocess.Popen(
@@ -100,6 +100,7 @@ def test_ctrl_c_in_the_demo_keeps_the_finished_steps(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""},
+        preexec_fn=sigint_as_default,
     )
 
     def synthesized() -> bool:

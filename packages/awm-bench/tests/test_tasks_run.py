@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from awm_core.cli import build_cli
 from awm_core.llm.scripted_server import ScriptedOpenAIServer
 from awm_core.models import Trajectory
-from awm_core.testing import wait_until
+from awm_core.testing import sigint_as_default, wait_until
 
 
 def _rows(path: Path) -> list[dict]:
@@ -120,7 +120,12 @@ def test_ctrl_c_stops_without_a_hang_keeps_the_work_and_resumes(tmp_path: Path) 
     with ScriptedOpenAIServer(lambda body: "I cannot help with that.", latency_s=0.4) as server:
         env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "x"}
         proc = subprocess.Popen(
-            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            cmd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=sigint_as_default,
         )
         journal = out / "awm.jsonl"
         wait_until(

@@ -15,6 +15,7 @@ afterwards, so tests never leak hook implementations into each other::
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -71,6 +72,19 @@ def wait_until(
         if time.monotonic() > deadline:
             pytest.fail(f"still not true after {timeout:g} s: {what or predicate!r}")
         time.sleep(interval)
+
+
+def sigint_as_default() -> None:
+    """A ``preexec_fn`` for a child that a test interrupts: SIGINT acts on it by default.
+
+    Why: a shell that starts a command in the background (``ci/run &``, ``nohup``)
+    starts it with SIGINT ignored, every process below inherits that, and Python
+    then honours the ignore, so a Ctrl-C test's child exits 0 instead of 130
+    (CI launched that way failed all three). ``subprocess.Popen(...,
+    preexec_fn=sigint_as_default)`` gives the child the disposition of a
+    terminal-started command.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 async def await_until(
