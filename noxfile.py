@@ -188,9 +188,17 @@ def train(session: nox.Session) -> None:
     # under `uv run nox`, Ray starts its workers with `uv run` unless told not to, and they never
     # came up (verl stalled after "Started a local Ray instance"); share this venv instead
     session.env["RAY_ENABLE_UV_RUN_RUNTIME_ENV"] = "0"
-    # -rP: the V1 step's figures (rows, trajectories, timings) land in the CI log
+    # -rP: the V1 step's figures (rows, trajectories, timings) land in the CI log, and the
+    # slowest tests with them
     session.run(
-        "pytest", "packages/awm-train/tests_verl", "-o", "testpaths=", "-rP", *session.posargs
+        "pytest",
+        "packages/awm-train/tests_verl",
+        "-o",
+        "testpaths=",
+        "-rP",
+        "--durations",
+        "10",
+        *session.posargs,
     )
 
 
