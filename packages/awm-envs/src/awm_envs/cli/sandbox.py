@@ -23,7 +23,8 @@ def sandbox_command(as_json: bool, require_isolation: bool) -> None:
     /etc/passwd, write outside /tmp, reach the host's loopback or the
     internet, see API keys). See docs/security.md.
     """
-    from awm_envs.sandbox import ForkServer, IsolationUnavailable, Limits, detect
+    from awm_envs.pool.worker_template import template_refusal
+    from awm_envs.sandbox import ForkServer, IsolationUnavailable, Limits, detect, landlock_domain
     from awm_envs.sandbox.cgroups import bound
 
     found = detect()
@@ -42,6 +43,7 @@ def sandbox_command(as_json: bool, require_isolation: bool) -> None:
         "reason": found.reason,
         "template_start_ms": round(start_ms, 1),
         "process_bound": bound(Limits().processes),
+        "forked_workers": _forked_workers(template_refusal(), landlock_domain.abi()),
         "seen_from_inside": reply.get("seen", reply),
     }
     if as_json:
@@ -52,5 +54,13 @@ def sandbox_command(as_json: bool, require_isolation: bool) -> None:
         click.echo(f"bwrap:     {found.bwrap}")
     click.echo(f"sandbox start: {start_ms:.0f} ms")
     click.echo(f"process bound: {report['process_bound']}")
+    click.echo(f"forked workers: {report['forked_workers']}")
     for what, outcome in report["seen_from_inside"].items():
         click.echo(f"  {what:<40} {outcome}")
+
+
+def _forked_workers(refusal: str | None, abi: int) -> str:
+    """What ``template=True`` gives here: separated forks, or a sandbox per worker, and why."""
+    if refusal is None:
+        return f"separated (a Landlock domain each, ABI {abi}; the template is not dumpable)"
+    return f"refused ({refusal}); each worker gets a sandbox of its own"

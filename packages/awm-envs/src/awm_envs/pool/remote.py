@@ -50,7 +50,13 @@ from awm_envs.pool.host import (
     tool_specs,
 )
 from awm_envs.pool.shipping import PackedBundles
-from awm_envs.pool.worker_template import WorkerTemplate, shared_template, template_default
+from awm_envs.pool.worker_template import (
+    WorkerTemplate,
+    shared_template,
+    template_default,
+    template_refusal,
+    warn_refused,
+)
 from awm_envs.pool.workers import (
     DEFAULT_CALL_TIMEOUT_S,
     DEFAULT_MEMORY_LIMIT,
@@ -130,6 +136,9 @@ class WorkerPool(WorkerChannels):
         loop = asyncio.get_running_loop()
         if self.isolation is None:
             self.isolation = await loop.run_in_executor(None, resolve, self.require_isolation)
+        if self.use_template and self._template is None and (refused := template_refusal()):
+            warn_refused(refused)
+            self.use_template = False
         if self.use_template and self._template is None:
             template = shared_template(self.isolation, debug=self.debug)
             self._template = await loop.run_in_executor(None, template.start)

@@ -15,9 +15,16 @@ forks workers on request and hands the host each worker's end of a socket pair
 same protocol as a worker started on its own. Each worker is made as unreachable from
 its siblings as from outside: its own process group (killing it kills what it started),
 not dumpable (a sibling cannot ptrace it or read its memory), a seccomp filter that lets
-it signal only itself, its own memory and file limits, its own shipped-bundle folder,
-and death with the template. Instances live in memory; the only files a sibling could
-read are other bundles' shipped sources.
+it signal only itself, its own memory and file limits, and death with the template.
+Above all, each worker enters a Landlock domain of its own
+(:mod:`awm_envs.sandbox.landlock_domain`) before it reads anything sent to it: it reads
+the interpreter's folders, reads and writes its own folder (its shipped bundles and its
+``TMPDIR``), and nothing else, so no sibling's bundle, ``/tmp`` file or ``/dev/shm`` is
+reachable; the kernel refuses its signals, ``ptrace`` and ``/proc/PID/mem`` access to any
+process outside its domain (siblings, the template, bubblewrap). The template itself is
+not dumpable from its first line and imports only trusted code (the shipped catalog).
+Where the kernel cannot scope signals, :func:`template_refusal` says why and pools fall
+back to a fresh sandbox per worker.
 
 The host side (:class:`WorkerTemplate`, :class:`ForkedWorker`) looks like a
 :class:`~awm_envs.sandbox.SandboxProcess` to the pool, which needs no other change.
@@ -75,22 +82,39 @@ def _recv(sock: socket.socket, timeout: float | None = None) -> tuple[dict[str, 
             return messages[0][0], received
 
 
-def _become_worker(sock: socket.socket, root: str, request: dict[str, Any]) -> None:
+def _not_dumpable() -> None:
+    """``PR_SET_DUMPABLE`` 0: no process of the same uid may ptrace this one or open its
+    ``/proc/PID/mem`` (inherited by every fork)."""
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "PR_SET_DUMPABLE failed")
+
+
+def _become_worker(
+    sock: socket.socket, root: str, request: dict[str, Any], read_paths: list[str]
+) -> None:
     """The forked child: confine itself, then serve the worker protocol until its channel closes."""
     import resource
+    import tempfile
 
     from awm_envs.pool import worker_main
-    from awm_envs.sandbox import seccomp
+    from awm_envs.sandbox import landlock_domain, seccomp
     from awm_envs.sandbox.boot import limit_memory
 
     os.setpgid(0, 0)
-    with contextlib.suppress(Exception):
-        import ctypes
+    import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the template
-        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0: no sibling can ptrace or read it
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the template
+    _not_dumpable()  # already so (the template is), kept explicit: it must hold
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    # its own files only, signals and ptrace only within its own domain; raises rather
+    # than serve unconfined
+    landlock_domain.enter(read=read_paths, write=[root])
+    os.environ["TMPDIR"] = root
+    tempfile.tempdir = root
+    os.chdir(root)
     seccomp.confine_signals(os.getpid())
     files = int(request.get("open_files") or 1024)
     with contextlib.suppress(ValueError, OSError):
@@ -126,6 +150,23 @@ def _warm() -> None:
         unload_bundle(bundle)
 
 
+def _worker_read_paths(isolated: bool) -> list[str]:
+    """What a forked worker may read: what the template's sandbox mounts from the host
+    (under bubblewrap), or the interpreter's own folders (without it)."""
+    import sys
+    import sysconfig
+
+    from awm_envs.sandbox import landlock_domain
+
+    if isolated:
+        return landlock_domain.mounted_read_paths()
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, "/proc"}
+    paths.update(p for p in sysconfig.get_paths().values() if p)
+    paths.update(p for p in sys.path if p and os.path.isdir(p))
+    paths.update(("/usr", "/lib", "/lib64", "/bin", "/etc/ld.so.cache", "/etc/localtime"))
+    return sorted(p for p in paths if os.path.exists(p))
+
+
 def _become_subreaper() -> None:
     """Orphans of any worker become this template's children (also without bubblewrap)."""
     with contextlib.suppress(Exception):
@@ -158,7 +199,7 @@ def _kill_strays(workers: set[int]) -> None:
 
 def serve(fd: int, config: dict[str, Any]) -> None:
     """The template's life: fork workers on request, report and end them, until the host goes."""
-    del config
+    _not_dumpable()  # before anything else: no worker may read or write this process
     channel = socket.socket(fileno=fd)
     channel.setblocking(True)
     import shutil
@@ -166,6 +207,7 @@ def serve(fd: int, config: dict[str, Any]) -> None:
 
     from awm_envs.sandbox import seccomp
 
+    read_paths = _worker_read_paths(bool(config.get("isolated")))
     seccomp.prepare_signal_filter()  # compiled once here, loaded by each worker
     _warm()
     gc.collect()
@@ -213,7 +255,7 @@ def serve(fd: int, config: dict[str, Any]) -> None:
                 try:
                     channel.close()
                     host_end.close()
-                    _become_worker(child_end, root, request)
+                    _become_worker(child_end, root, request, read_paths)
                 finally:
                     os._exit(0)
             child_end.close()
@@ -461,6 +503,36 @@ def template_default() -> bool:
     return os.environ.get(TEMPLATE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def template_refusal() -> str | None:
+    """None where workers may be forked from a template here; otherwise why not.
+
+    Forked workers share their template's sandbox, so they are kept apart by a Landlock
+    domain each; a kernel that cannot scope signals and files per process cannot keep
+    one environment from reaching the next, and pools then start each worker in a
+    sandbox of its own (slower to start, as separate).
+    """
+    from awm_envs.sandbox import landlock_domain
+
+    problem = landlock_domain.unavailable()
+    return None if problem is None else f"workers are not forked from a template: {problem}"
+
+
+_warned_refusal = False
+
+
+def warn_refused(reason: str) -> None:
+    """Say once per process that ``template=True`` was refused, and why."""
+    global _warned_refusal
+    if not _warned_refusal:
+        _warned_refusal = True
+        import sys
+
+        print(
+            f"WARNING: awm sandbox: {reason}; each worker gets a sandbox of its own",
+            file=sys.stderr,
+        )
+
+
 _shared: WorkerTemplate | None = None
 _shared_lock = threading.Lock()
 
@@ -484,4 +556,5 @@ __all__ = [
     "serve",
     "shared_template",
     "template_default",
+    "template_refusal",
 ]
